@@ -1,0 +1,11 @@
+-- On a server without vexec in shared_preload_libraries, loading vexec in a
+-- session is refused with a clear error (55000: object_not_in_prerequisite_state).
+\set SHOW_CONTEXT never
+SHOW shared_preload_libraries;
+LOAD 'vexec';
+\echo :LAST_ERROR_SQLSTATE
+\c
+\set SHOW_CONTEXT never
+CREATE EXTENSION vexec;
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS installed FROM pg_extension WHERE extname = 'vexec';

@@ -1,0 +1,5 @@
+//! The planner side of vexec: what is considered, what it costs, what is
+//! chosen, and how EXPLAIN (VEXEC) reports it.
+
+pub mod explain;
+pub mod report;

@@ -1,0 +1,158 @@
+//! Collecting the planning report of each statement and attaching it to the
+//! finished plan (the report model itself is `vexec_core::report`).
+//!
+//! `planner()` can nest (a function inlined or const-folded during planning
+//! may plan SQL of its own), so reports form a stack: the planner hook pushes
+//! one on entry and pops it on exit, also when planning ends with an ERROR.
+//! Path hooks add their alternatives to the top of the stack.
+//!
+//! Where the report goes: on PostgreSQL 19 into `PlannedStmt.extension_state`
+//! (a `DefElem` named `vexec` holding the encoded report), so it follows the
+//! plan through the plan cache and `EXPLAIN EXECUTE`. PostgreSQL 18 has no
+//! such field; there the last few reports are kept in backend memory, keyed by
+//! the address of their `PlannedStmt`, which covers `EXPLAIN` (it plans and
+//! prints back to back) but not a cached plan printed later.
+
+use std::cell::RefCell;
+use std::panic::AssertUnwindSafe;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use vexec_core::report::{Alternative, Report};
+
+use crate::settings::{Mode, BATCH_FORMAT, MODE};
+
+thread_local! {
+    /// One entry per planner() call in progress; None when mode was off.
+    static PLANNING: RefCell<Vec<Option<Report>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Record an alternative in the report of the statement being planned.
+#[allow(dead_code)] // the first caller is VecScan's path hook
+pub fn record(alt: Alternative) {
+    PLANNING.with(|p| {
+        if let Some(Some(report)) = p.borrow_mut().last_mut() {
+            report.alternatives.push(alt);
+        }
+    });
+}
+
+static mut PREV_PLANNER_HOOK: pg_sys::planner_hook_type = None;
+
+pub fn install_hook() {
+    unsafe {
+        PREV_PLANNER_HOOK = pg_sys::planner_hook;
+        pg_sys::planner_hook = Some(vexec_planner);
+    }
+}
+
+#[cfg(feature = "pg19")]
+#[pg_guard]
+unsafe extern "C-unwind" fn vexec_planner(
+    parse: *mut pg_sys::Query,
+    query_string: *const std::ffi::c_char,
+    cursor_options: i32,
+    bound_params: pg_sys::ParamListInfo,
+    es: *mut pg_sys::ExplainState,
+) -> *mut pg_sys::PlannedStmt {
+    plan_with_report(|| unsafe {
+        match PREV_PLANNER_HOOK {
+            Some(prev) => prev(parse, query_string, cursor_options, bound_params, es),
+            None => pg_sys::standard_planner(parse, query_string, cursor_options, bound_params, es),
+        }
+    })
+}
+
+#[cfg(feature = "pg18")]
+#[pg_guard]
+unsafe extern "C-unwind" fn vexec_planner(
+    parse: *mut pg_sys::Query,
+    query_string: *const std::ffi::c_char,
+    cursor_options: i32,
+    bound_params: pg_sys::ParamListInfo,
+) -> *mut pg_sys::PlannedStmt {
+    plan_with_report(|| unsafe {
+        match PREV_PLANNER_HOOK {
+            Some(prev) => prev(parse, query_string, cursor_options, bound_params),
+            None => pg_sys::standard_planner(parse, query_string, cursor_options, bound_params),
+        }
+    })
+}
+
+fn plan_with_report(plan: impl FnOnce() -> *mut pg_sys::PlannedStmt) -> *mut pg_sys::PlannedStmt {
+    let mode = MODE.get();
+    let entry = (mode != Mode::Off).then(|| Report::new(mode.name(), BATCH_FORMAT.get().name()));
+    let depth = PLANNING.with(|p| {
+        let mut p = p.borrow_mut();
+        p.push(entry);
+        p.len()
+    });
+    // Whatever happens inside, the stack goes back to its depth on entry.
+    PgTryBuilder::new(AssertUnwindSafe(|| {
+        let pstmt = plan();
+        let report = PLANNING.with(|p| p.borrow_mut().pop().flatten());
+        unsafe { attach(pstmt, report.as_ref()) };
+        pstmt
+    }))
+    .finally(|| PLANNING.with(|p| p.borrow_mut().truncate(depth - 1)))
+    .execute()
+}
+
+#[cfg(feature = "pg19")]
+const EXTENSION_STATE_NAME: &std::ffi::CStr = c"vexec";
+
+#[cfg(feature = "pg19")]
+unsafe fn attach(pstmt: *mut pg_sys::PlannedStmt, report: Option<&Report>) {
+    let Some(report) = report else { return };
+    unsafe {
+        let encoded = std::ffi::CString::new(report.encode()).expect("a report holds no NUL byte");
+        let value = pg_sys::makeString(pg_sys::pstrdup(encoded.as_ptr()));
+        let def = pg_sys::makeDefElem(pg_sys::pstrdup(EXTENSION_STATE_NAME.as_ptr()), value.cast(), -1);
+        (*pstmt).extension_state = pg_sys::lappend((*pstmt).extension_state, def.cast());
+    }
+}
+
+/// The report attached to a plan, if it was planned with vexec on.
+#[cfg(feature = "pg19")]
+pub unsafe fn find(pstmt: *mut pg_sys::PlannedStmt) -> Option<Report> {
+    unsafe {
+        for def in crate::pgutil::list_ptrs::<pg_sys::DefElem>((*pstmt).extension_state) {
+            if std::ffi::CStr::from_ptr((*def).defname) != EXTENSION_STATE_NAME {
+                continue;
+            }
+            let s = std::ffi::CStr::from_ptr((*((*def).arg as *mut pg_sys::String)).sval);
+            return match Report::decode(&s.to_string_lossy()) {
+                Ok(r) => Some(r),
+                Err(e) => error!("{e}"),
+            };
+        }
+        None
+    }
+}
+
+#[cfg(feature = "pg18")]
+thread_local! {
+    /// (address of a PlannedStmt, its report), newest last.
+    static RECENT: RefCell<Vec<(usize, Report)>> = const { RefCell::new(Vec::new()) };
+}
+
+#[cfg(feature = "pg18")]
+unsafe fn attach(pstmt: *mut pg_sys::PlannedStmt, report: Option<&Report>) {
+    // Enough for nested planning; EXPLAIN prints right after planning.
+    const KEEP: usize = 16;
+    RECENT.with(|r| {
+        let mut r = r.borrow_mut();
+        // A new plan at the address of an old one must not inherit its report.
+        r.retain(|(p, _)| *p != pstmt as usize);
+        let Some(report) = report else { return };
+        if r.len() == KEEP {
+            r.remove(0);
+        }
+        r.push((pstmt as usize, report.clone()));
+    });
+}
+
+#[cfg(feature = "pg18")]
+pub unsafe fn find(pstmt: *mut pg_sys::PlannedStmt) -> Option<Report> {
+    RECENT.with(|r| r.borrow().iter().rev().find(|(p, _)| *p == pstmt as usize).map(|(_, rep)| rep.clone()))
+}

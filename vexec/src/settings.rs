@@ -1,0 +1,133 @@
+//! vexec's settings (GUCs), all under the reserved prefix `vexec.`.
+//!
+//! Planner settings carry `GUC_EXPLAIN`, so `EXPLAIN (SETTINGS)` shows them
+//! when they differ from their defaults, like PostgreSQL's `enable_*`.
+
+use pgrx::guc::GucEnum;
+use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
+use pgrx::{pg_guard, PostgresGucEnum};
+
+/// `vexec.mode`: whether vector paths are built and whether they may win.
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Mode {
+    /// No vector path is ever built; plans are vanilla PostgreSQL's.
+    #[name = c"off"]
+    Off,
+    /// Vector paths are costed and reported by EXPLAIN (VEXEC), never chosen.
+    #[name = c"explain"]
+    Explain,
+    /// Vector paths compete with row paths on cost.
+    #[name = c"auto"]
+    Auto,
+    /// Wherever a vector path is possible, it wins.
+    #[name = c"force"]
+    Force,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Off => "off",
+            Mode::Explain => "explain",
+            Mode::Auto => "auto",
+            Mode::Force => "force",
+        }
+    }
+}
+
+/// `vexec.batch_format`: the in-memory layout of batches (DESIGN.md).
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum BatchFormat {
+    #[name = c"postgres"]
+    Postgres,
+    #[name = c"arrow"]
+    Arrow,
+}
+
+impl BatchFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            BatchFormat::Postgres => "postgres",
+            BatchFormat::Arrow => "arrow",
+        }
+    }
+}
+
+pub static MODE: GucSetting<Mode> = GucSetting::<Mode>::new(Mode::Off);
+pub static BATCH_FORMAT: GucSetting<BatchFormat> = GucSetting::<BatchFormat>::new(BatchFormat::Postgres);
+/// Default of `vexec.min_rows`: below about ten batches the fixed cost of
+/// setting up a vector pipeline is not worth paying.
+pub const MIN_ROWS_DEFAULT: i32 = 10_000;
+pub static MIN_ROWS: GucSetting<i32> = GucSetting::<i32>::new(MIN_ROWS_DEFAULT);
+pub static ENABLE_SCAN: GucSetting<bool> = GucSetting::<bool>::new(true);
+pub static ENABLE_AGG: GucSetting<bool> = GucSetting::<bool>::new(true);
+pub static ENABLE_HASHJOIN: GucSetting<bool> = GucSetting::<bool>::new(true);
+pub static ENABLE_SORT: GucSetting<bool> = GucSetting::<bool>::new(true);
+
+// A cached plan keeps the vector nodes (or their absence) of the mode it was
+// planned in. So that `SET vexec.mode = off` is an immediate way back to
+// vanilla plans, a change of mode or format invalidates cached plans (as
+// PostgreSQL does for search_path), and prepared statements are planned anew.
+#[pg_guard]
+unsafe extern "C-unwind" fn assign_mode(newval: i32, _extra: *mut std::ffi::c_void) {
+    // Assign hooks run before the variable changes: MODE still holds the old value.
+    if newval != MODE.get().to_ordinal() {
+        unsafe { pgrx::pg_sys::ResetPlanCache() };
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn assign_batch_format(newval: i32, _extra: *mut std::ffi::c_void) {
+    if newval != BATCH_FORMAT.get().to_ordinal() {
+        unsafe { pgrx::pg_sys::ResetPlanCache() };
+    }
+}
+
+pub fn register() {
+    let planner = GucFlags::EXPLAIN;
+    unsafe {
+        GucRegistry::define_enum_guc_with_hooks(
+            c"vexec.mode",
+            c"Whether the planner builds vector paths, and whether they may win.",
+            c"off: never (vanilla plans); explain: cost them and report them in EXPLAIN (VEXEC), never choose them; \
+auto: they compete with row paths on cost; force: they win wherever possible.",
+            &MODE,
+            GucContext::Userset,
+            planner,
+            None,
+            Some(assign_mode),
+            None,
+        );
+        GucRegistry::define_enum_guc_with_hooks(
+            c"vexec.batch_format",
+            c"In-memory layout of vector batches: postgres or arrow.",
+            c"postgres keeps values as PostgreSQL defines them; arrow keeps them in standard Arrow types.",
+            &BATCH_FORMAT,
+            GucContext::Userset,
+            planner,
+            None,
+            Some(assign_batch_format),
+            None,
+        );
+    }
+    GucRegistry::define_int_guc(
+        c"vexec.min_rows",
+        c"Fewest estimated rows for which a vector scan is considered (ignored in force mode).",
+        c"",
+        &MIN_ROWS,
+        0,
+        i32::MAX,
+        GucContext::Userset,
+        planner,
+    );
+    let switches: [(&'static std::ffi::CStr, &'static std::ffi::CStr, &'static GucSetting<bool>); 4] = [
+        (c"vexec.enable_scan", c"Enables the planner's use of vector scans.", &ENABLE_SCAN),
+        (c"vexec.enable_agg", c"Enables the planner's use of vector aggregation.", &ENABLE_AGG),
+        (c"vexec.enable_hashjoin", c"Enables the planner's use of vector hash joins.", &ENABLE_HASHJOIN),
+        (c"vexec.enable_sort", c"Enables the planner's use of vector sorts.", &ENABLE_SORT),
+    ];
+    for (name, short, setting) in switches {
+        GucRegistry::define_bool_guc(name, short, c"", setting, GucContext::Userset, planner);
+    }
+    unsafe { pgrx::pg_sys::MarkGUCPrefixReserved(c"vexec".as_ptr()) };
+}

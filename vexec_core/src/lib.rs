@@ -1,0 +1,8 @@
+//! vexec_core: the part of vexec that never touches `pg_sys`.
+//!
+//! Batch layouts, kernels, hash tables, sort and numeric arithmetic live here
+//! as they arrive, so that plain `cargo test` (and micro-benchmarks) exercise
+//! them without a server. The pgrx extension crate `vexec` binds them to
+//! PostgreSQL.
+
+pub mod report;
