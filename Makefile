@@ -15,18 +15,26 @@ NATIVE ?= $(shell pg_config --version 2>/dev/null | grep -q 'PostgreSQL 19' && c
 ifeq ($(NATIVE),1)
 IN :=
 SETUP :=
+STATE := $(HOME)/vexec-state
 else
 IN := tools/devroot run
 SETUP := devroot
+STATE := $(VEXEC_CACHE)/root/home/vexec/vexec-state
 endif
 
-.PHONY: test run stop psql sql devroot help
+# Benchmark results are named by the commit they measure.
+export VEXEC_GIT_SHA := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+BENCH_ARGS ?=
+
+.PHONY: test run stop psql sql devroot help bench bench-quick bench-compare
 
 help:
 	@echo "make test    everything CI runs (cargo tests, pgrx tests, pg_regress on 19 and 18)"
 	@echo "make run     build, install and start a PostgreSQL 19 cluster with vexec preloaded"
 	@echo "make stop    stop it;  make psql: psql on it"
 	@echo "make sql FILE=x.sql PG=19|18   run a file on a fresh temporary cluster"
+	@echo "make bench-quick / make bench   benchmarks (1 M hits + TPC-H SF 0.1 / 10 M + SF 1)"
+	@echo "make bench-compare A=x.csv B=y.csv   two result files side by side"
 
 devroot:
 	tools/devroot setup
@@ -36,6 +44,25 @@ test: $(SETUP)
 
 run: $(SETUP)
 	$(IN) tools/pg run
+
+bench-quick: $(SETUP)
+	$(IN) tools/bench run --quick $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory bench-collect
+
+bench: $(SETUP)
+	$(IN) tools/bench run --pk $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory bench-collect
+
+# Results are written inside the dev root; keep them in the repository.
+bench-collect:
+	@mkdir -p bench/results bench/reports
+	@cp -n $(STATE)/bench/results/*.csv $(STATE)/bench/results/*.json bench/results/ 2>/dev/null || true
+	@cp -n $(STATE)/bench/reports/* bench/reports/ 2>/dev/null || true
+	@echo "results and reports copied into bench/results and bench/reports"
+
+bench-compare:
+	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make bench-compare A=bench/results/x.csv B=bench/results/y.csv"; exit 2; }
+	$(IN) tools/bench compare $(A) $(B)
 
 stop:
 	$(IN) tools/pg stop

@@ -1,0 +1,167 @@
+"""vexecbench: python -m vexecbench {run,report,compare,demo} ...
+
+  run      load the data sets (once) and run ClickBench and TPC-H in every
+           configuration; writes results/<sha>-<time>.csv, .json and a report
+  report   rebuild the report of a results CSV
+  compare  two results CSVs side by side; exit 1 on regressions
+  demo     off vs auto side by side for a handful of queries (make run)
+"""
+
+import argparse
+import os
+import signal
+import sys
+import time
+
+from . import datasets, report, runner, tpch
+from .cluster import Cluster
+from .datasets import Dataset
+
+# A few queries that show different kinds of work, for `make run`.
+DEMO_CLICKBENCH = [2, 7, 12, 20, 28]
+DEMO_TPCH = [1, 6, 12, 14]
+
+
+def clickbench_queries() -> list[tuple[str, str, str]]:
+    pg = open(os.path.join(datasets.CLICKBENCH_DIR, "queries.sql")).read().strip().splitlines()
+    dk = open(os.path.join(datasets.CLICKBENCH_DIR, "queries-duckdb.sql")).read().strip().splitlines()
+    assert len(pg) == len(dk) == 43, "ClickBench has 43 queries"
+    # ClickBench numbers its queries from 0.
+    return [(f"Q{i}", p, d) for i, (p, d) in enumerate(zip(pg, dk))]
+
+
+def tpch_queries() -> list[tuple[str, str, str]]:
+    duck = dict(tpch.duckdb_queries())
+    return [(f"Q{n}", q, duck[n]) for n, q in tpch.queries()]
+
+
+def parse_list(s: str, conv=str) -> list:
+    return [conv(x) for x in s.split(",") if x]
+
+
+def cluster_from(args) -> Cluster:
+    c = Cluster(args.bindir, os.path.join(args.state, "pgdata"), args.port)
+    c.ensure_initialized()
+    return c
+
+
+def cmd_run(args) -> int:
+    os.makedirs(args.results, exist_ok=True)
+    cl = cluster_from(args)
+    cl.start(preload=True)
+    hits_rows = args.hits_rows or (1_000_000 if args.quick else 10_000_000)
+    sf = args.sf or (0.1 if args.quick else 1.0)
+    benches = parse_list(args.benchmarks)
+    sets = []
+    if "clickbench" in benches:
+        sets.append(("clickbench", Dataset("clickbench", hits_rows), clickbench_queries()))
+        if args.pk:
+            sets.append(("clickbench", Dataset("clickbench", hits_rows, pk=True), clickbench_queries()))
+    if "tpch" in benches:
+        sets.append(("tpch", Dataset("tpch", sf, pk=args.pk), tpch_queries()))
+    for _, ds, _ in sets:
+        datasets.ensure_loaded(cl, args.state, ds, args.seed)
+        if args.with_duckdb:
+            datasets.ensure_duckdb(args.state, ds, args.seed)
+
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    out_csv = os.path.join(args.results, f"{args.sha}-{stamp}.csv")
+    cfgs = runner.configs(parse_list(args.modes), parse_list(args.workers, int), args.with_duckdb)
+    settings = cl.settings(sets[0][1].name) if sets else {}
+    settings.pop("max_parallel_workers_per_gather", None)
+    print("[bench] settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()), flush=True)
+    print(f"[bench] configurations: {', '.join(c.name for c in cfgs)}; {args.hot} hot runs after one cold "
+          f"run; timeout {args.timeout:.0f} s", flush=True)
+    r = runner.Runner(cl, out_csv, args.sha, args.hot, args.timeout)
+    try:
+        for bench, ds, queries in sets:
+            if args.queries:
+                keep = set(parse_list(args.queries))
+                queries = [q for q in queries if q[0] in keep]
+            r.run_benchmark(bench, ds.label, ds.name, datasets.duckdb_path(args.state, ds), queries, cfgs)
+    finally:
+        r.close()
+        cl.stop()
+    md = report.write_report(out_csv, args.reports, settings)
+    print(open(md).read())
+    print(f"[bench] results: {out_csv}\n[bench] report: {md}")
+    return 0
+
+
+def cmd_demo(args) -> int:
+    cl = cluster_from(args)
+    cl.start(preload=True)
+    sets = [("clickbench", Dataset("clickbench", 1_000_000), clickbench_queries(), DEMO_CLICKBENCH),
+            ("tpch", Dataset("tpch", 0.1), tpch_queries(), DEMO_TPCH)]
+    import psycopg
+    print(f"{'query':<16} {'off ms':>9} {'auto ms':>9} {'ratio':>7}")
+    for bench, ds, queries, pick in sets:
+        datasets.ensure_loaded(cl, args.state, ds, args.seed)
+        for name, q, _ in queries:
+            if int(name[1:]) not in pick:
+                continue
+            best = {}
+            for mode in ("off", "auto"):
+                with psycopg.connect(cl.dsn(ds.name), autocommit=True) as c:
+                    c.execute(f"SET vexec.mode = {mode}")
+                    times = []
+                    for _ in range(3):
+                        t0 = time.perf_counter()
+                        c.pgconn.exec_(q.encode())
+                        times.append((time.perf_counter() - t0) * 1000)
+                    best[mode] = min(times[1:])
+            print(f"{bench + ' ' + name:<16} {best['off']:>9.1f} {best['auto']:>9.1f} "
+                  f"{best['off'] / best['auto']:>6.2f}x")
+    print("(best of 2 hot runs each, vexec preloaded, max_parallel_workers_per_gather default)")
+    return 0
+
+
+def main(argv=None) -> int:
+    # A terminated run still stops the cluster it started (finally blocks).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    p = argparse.ArgumentParser(prog="vexecbench", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    for name in ("run", "demo"):
+        s = sub.add_parser(name)
+        s.add_argument("--state", required=True, help="directory for the cluster and generated data")
+        s.add_argument("--bindir", default="/usr/lib/postgresql/19/bin")
+        s.add_argument("--port", type=int, default=5499)
+        s.add_argument("--seed", type=int, default=1)
+    run = sub.choices["run"]
+    run.add_argument("--quick", action="store_true", help="1 M hits rows and TPC-H SF 0.1")
+    run.add_argument("--hits-rows", type=int)
+    run.add_argument("--sf", type=float)
+    run.add_argument("--pk", action="store_true", help="also hits with ClickBench's primary key; TPC-H with keys")
+    run.add_argument("--benchmarks", default="clickbench,tpch")
+    run.add_argument("--queries", help="only these query names, e.g. Q1,Q6")
+    run.add_argument("--modes", default="vanilla,off,auto,force")
+    run.add_argument("--workers", default="0,2")
+    run.add_argument("--no-duckdb", dest="with_duckdb", action="store_false")
+    run.add_argument("--hot", type=int, default=3)
+    run.add_argument("--timeout", type=float, default=300.0, help="seconds per query run")
+    run.add_argument("--sha", default="unknown")
+    run.add_argument("--results", required=True)
+    run.add_argument("--reports", required=True)
+    rep = sub.add_parser("report")
+    rep.add_argument("csv")
+    rep.add_argument("--reports", required=True)
+    cmp_ = sub.add_parser("compare")
+    cmp_.add_argument("a")
+    cmp_.add_argument("b")
+    cmp_.add_argument("--threshold", type=float, default=0.10)
+    args = p.parse_args(argv)
+    if args.cmd == "run":
+        return cmd_run(args)
+    if args.cmd == "demo":
+        return cmd_demo(args)
+    if args.cmd == "report":
+        print(open(report.write_report(args.csv, args.reports)).read())
+        return 0
+    text, regressions = report.compare(args.a, args.b, args.threshold)
+    print(text)
+    return 1 if regressions else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""Data sets: generate once (DuckDB), load into PostgreSQL heap tables, reuse.
+
+A data set lives in its own PostgreSQL database (`hits_1m`, `tpch_sf0_1`, ...)
+and its own DuckDB file. A marker table `bench_meta` records what was loaded
+(generator version, size, primary keys), so a second run with the same
+parameters reuses the data and a changed generator reloads it.
+"""
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+
+import duckdb
+import psycopg
+
+from . import hits, tpch
+from .cluster import Cluster
+
+# ClickBench's official schema and queries (copied from shared/clickbench).
+CLICKBENCH_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "clickbench")
+
+
+@dataclass
+class Dataset:
+    kind: str          # "clickbench" | "tpch"
+    size: float        # rows for clickbench, scale factor for tpch
+    pk: bool = False   # load with primary keys
+
+    @property
+    def name(self) -> str:
+        if self.kind == "clickbench":
+            n = int(self.size)
+            label = f"{n // 1_000_000}m" if n % 1_000_000 == 0 else str(n)
+            base = f"hits_{label}"
+        else:
+            base = "tpch_sf" + str(self.size).replace(".", "_")
+        return base + ("_pk" if self.pk else "")
+
+    @property
+    def label(self) -> str:
+        if self.kind == "clickbench":
+            return f"ClickBench hits-shaped, {int(self.size):,} rows" + (", primary key" if self.pk else "")
+        return f"TPC-H SF {self.size}" + (", primary keys" if self.pk else "")
+
+    @property
+    def version(self) -> str:
+        gen = hits.GENERATOR_VERSION if self.kind == "clickbench" else "dbgen-duckdb-" + duckdb.__version__
+        return f"{self.kind}:{self.size}:{gen}:pk={self.pk}"
+
+
+def log(msg: str) -> None:
+    print(f"[bench] {msg}", flush=True)
+
+
+def duckdb_path(state_dir: str, ds: Dataset) -> str:
+    # DuckDB gets the same rows; keys do not change its data.
+    return os.path.join(state_dir, "data", Dataset(ds.kind, ds.size).name + ".duckdb")
+
+
+def ensure_duckdb(state_dir: str, ds: Dataset, seed: int) -> str:
+    """The DuckDB file of the data set (and its Parquet export for hits)."""
+    path = duckdb_path(state_dir, ds)
+    stamp = path + ".version"
+    want = Dataset(ds.kind, ds.size).version + f":seed={seed}"
+    if os.path.exists(path) and os.path.exists(stamp) and open(stamp).read() == want:
+        return path
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    t0 = time.time()
+    if ds.kind == "tpch":
+        log(f"generating TPC-H SF {ds.size} with DuckDB's dbgen")
+        tpch.generate(path, ds.size)
+    else:
+        log(f"generating {int(ds.size):,} hits rows (seed {seed})")
+        if os.path.exists(path):
+            os.remove(path)
+        con = duckdb.connect(path)
+        for m in hits.macros(seed):
+            con.execute(m)
+        create = open(os.path.join(CLICKBENCH_DIR, "create.sql")).read()
+        con.execute(create)
+        con.execute("INSERT INTO hits " + hits.select_sql(int(ds.size)))
+        parquet = path.replace(".duckdb", ".parquet")
+        con.execute(f"COPY hits TO '{parquet}' (FORMAT parquet)")
+        con.close()
+    with open(stamp, "w") as f:
+        f.write(want)
+    log(f"generated in {time.time() - t0:.0f} s")
+    return path
+
+
+def tables(ds: Dataset) -> list[str]:
+    return ["hits"] if ds.kind == "clickbench" else list(tpch.SCHEMA)
+
+
+def _create_sql(ds: Dataset, table: str) -> str:
+    if ds.kind == "clickbench":
+        sql = open(os.path.join(CLICKBENCH_DIR, "create.sql")).read().strip().rstrip(";")
+        if ds.pk:
+            # ClickBench's tuned PostgreSQL entries key hits like this.
+            sql = sql.rstrip().rstrip(")") + ",\n    PRIMARY KEY (CounterID, EventDate, UserID, EventTime, WatchID)\n)"
+        return sql
+    sql = tpch.SCHEMA[table]
+    if ds.pk:
+        sql = sql.rstrip(")") + f", PRIMARY KEY ({tpch.PRIMARY_KEYS[table]}))"
+    return sql
+
+
+def loaded_version(cluster: Cluster, ds: Dataset) -> str | None:
+    try:
+        with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as c:
+            row = c.execute("SELECT version FROM bench_meta").fetchone()
+            return row[0] if row else None
+    except psycopg.Error:
+        return None
+
+
+def ensure_loaded(cluster: Cluster, state_dir: str, ds: Dataset, seed: int) -> None:
+    """Load the data set into PostgreSQL unless the same version is there."""
+    want = ds.version + f":seed={seed}"
+    if loaded_version(cluster, ds) == want:
+        log(f"{ds.label}: already loaded in database {ds.name}")
+        return
+    src = ensure_duckdb(state_dir, ds, seed)
+    with psycopg.connect(cluster.dsn("postgres"), autocommit=True) as c:
+        c.execute(f"DROP DATABASE IF EXISTS {ds.name}")
+        c.execute(f"CREATE DATABASE {ds.name}")
+    csv_dir = os.path.join(state_dir, "data", "csv")
+    os.makedirs(csv_dir, exist_ok=True)
+    con = duckdb.connect(src, read_only=True)
+    t_all = time.time()
+    with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as pg:
+        for table in tables(ds):
+            pg.execute(_create_sql(ds, table))
+            total = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            csv = os.path.join(csv_dir, f"{ds.name}.{table}.csv")
+            con.execute(f"COPY {table} TO '{csv}' (FORMAT csv, HEADER false)")
+            _copy_with_progress(cluster, ds.name, table, csv, total)
+            os.remove(csv)
+        log("VACUUM ANALYZE")
+        pg.execute("VACUUM (ANALYZE)")
+        pg.execute("CREATE TABLE bench_meta (version text)")
+        pg.execute("INSERT INTO bench_meta VALUES (%s)", (want,))
+    log(f"{ds.label}: loaded in {time.time() - t_all:.0f} s")
+
+
+def _copy_with_progress(cluster: Cluster, db: str, table: str, csv: str, total: int) -> None:
+    """Server-side COPY of a CSV file, printing rows/s and percentage."""
+    err: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            with psycopg.connect(cluster.dsn(db), autocommit=True) as c:
+                c.execute(f"COPY {table} FROM '{csv}' WITH (FORMAT csv)")
+        except BaseException as e:  # reported by the main thread
+            err.append(e)
+
+    t = threading.Thread(target=run)
+    t0 = time.time()
+    t.start()
+    with psycopg.connect(cluster.dsn(db), autocommit=True) as mon:
+        while t.is_alive():
+            t.join(timeout=5)
+            row = mon.execute("SELECT tuples_processed FROM pg_stat_progress_copy WHERE relid = %s::regclass",
+                              (table,)).fetchone()
+            if row and t.is_alive() and total:
+                done = row[0]
+                rate = done / max(time.time() - t0, 1e-9)
+                print(f"\r[bench] {table}: {done:,}/{total:,} rows ({100 * done / total:.0f}%), "
+                      f"{rate:,.0f} rows/s   ", end="", flush=True)
+    if err:
+        raise err[0]
+    el = time.time() - t0
+    print(f"\r[bench] {table}: {total:,} rows in {el:.0f} s ({total / max(el, 1e-9):,.0f} rows/s)        ",
+          flush=True)

@@ -1,0 +1,172 @@
+"""Running the queries: configurations interleaved, fresh session per query,
+one cold run then N hot runs, results drained without being rendered.
+
+Order: for each query, the configurations are taken in an order rotated by the
+query's number, so no configuration always runs first (on a cold cache) or
+last. Configurations that need the server without vexec (vanilla) form one
+block and those with it another, so the server restarts at most twice a query.
+"""
+
+import csv
+import os
+import platform
+import threading
+import time
+from dataclasses import dataclass
+
+import duckdb
+import psycopg
+from psycopg import pq
+
+from .cluster import Cluster
+
+FIELDS = ["sha", "started", "machine", "benchmark", "dataset", "config", "query", "run", "ms", "rows",
+          "status", "error"]
+
+
+@dataclass(frozen=True)
+class Config:
+    mode: str                 # vanilla | off | auto | force | duckdb
+    workers: int = 0          # max_parallel_workers_per_gather (DuckDB: threads)
+
+    @property
+    def name(self) -> str:
+        return "duckdb" if self.mode == "duckdb" else f"{self.mode}-w{self.workers}"
+
+    @property
+    def server(self) -> str:
+        return {"vanilla": "vanilla", "duckdb": "duckdb"}.get(self.mode, "vexec")
+
+
+def configs(modes: list[str], workers: list[int], with_duckdb: bool) -> list[Config]:
+    out = [Config(m, w) for w in workers for m in modes]
+    if with_duckdb:
+        out.append(Config("duckdb", os.cpu_count() or 1))
+    return out
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+        mem = next(l for l in open("/proc/meminfo") if l.startswith("MemTotal")).split()[1]
+        mem_gib = int(mem) / 1024 / 1024
+    except (OSError, StopIteration):
+        mem_gib = 0
+    return f"{platform.node()}: {cpu}, {os.cpu_count()} cores, {mem_gib:.0f} GiB"
+
+
+def order_for(qi: int, cfgs: list[Config]) -> list[Config]:
+    blocks: dict[str, list[Config]] = {}
+    for c in cfgs:
+        blocks.setdefault(c.server, []).append(c)
+    names = list(blocks)
+    names = names[qi % len(names):] + names[:qi % len(names)]
+    out = []
+    for n in names:
+        b = blocks[n]
+        out += b[qi % len(b):] + b[:qi % len(b)]
+    return out
+
+
+class Runner:
+    def __init__(self, cluster: Cluster, out_csv: str, sha: str, hot: int, timeout_s: float):
+        self.cluster = cluster
+        self.out_csv = out_csv
+        self.sha = sha
+        self.hot = hot
+        self.timeout_s = timeout_s
+        self.started = time.strftime("%Y-%m-%dT%H:%M:%S")
+        self.machine = machine()
+        new = not os.path.exists(out_csv)
+        self._f = open(out_csv, "a", newline="")
+        self._w = csv.DictWriter(self._f, FIELDS)
+        if new:
+            self._w.writeheader()
+
+    def close(self) -> None:
+        self._f.close()
+
+    def _record(self, bench: str, dataset: str, cfg: Config, query: str, run: int, ms: float | None,
+                rows: int | None, status: str, error: str = "") -> None:
+        self._w.writerow(dict(sha=self.sha, started=self.started, machine=self.machine, benchmark=bench,
+                              dataset=dataset, config=cfg.name, query=query, run=run,
+                              ms=f"{ms:.3f}" if ms is not None else "", rows=rows if rows is not None else "",
+                              status=status, error=error.replace("\n", " ")[:300]))
+        self._f.flush()
+
+    def run_benchmark(self, bench: str, dataset: str, pg_db: str, duck_path: str | None,
+                      queries: list[tuple[str, str, str]], cfgs: list[Config]) -> None:
+        """queries: (name, PostgreSQL text, DuckDB text)."""
+        for qi, (qname, pg_q, duck_q) in enumerate(queries):
+            line = []
+            for cfg in order_for(qi, cfgs):
+                if cfg.mode == "duckdb":
+                    best = self._run_duckdb(bench, dataset, duck_path, cfg, qname, duck_q)
+                else:
+                    best = self._run_pg(bench, dataset, pg_db, cfg, qname, pg_q)
+                line.append(f"{cfg.name} {best}")
+            print(f"[bench] {bench} {qname}: " + ", ".join(line), flush=True)
+
+    def _run_pg(self, bench, dataset, db, cfg: Config, qname: str, q: str) -> str:
+        self.cluster.start(preload=cfg.server == "vexec")
+        conn = psycopg.connect(self.cluster.dsn(db), autocommit=True)
+        try:
+            setup = [f"SET max_parallel_workers_per_gather = {cfg.workers}",
+                     f"SET statement_timeout = '{int(self.timeout_s * 1000)}ms'"]
+            if cfg.server == "vexec":
+                setup.append(f"SET vexec.mode = {cfg.mode}")
+            for s in setup:
+                conn.execute(s)
+            pg = conn.pgconn
+            best = None
+            for run in range(1 + self.hot):
+                t0 = time.perf_counter()
+                # Raw libpq: the result is received whole but never converted
+                # into Python values.
+                res = pg.exec_(q.encode())
+                ms = (time.perf_counter() - t0) * 1000
+                if res.status == pq.ExecStatus.TUPLES_OK or res.status == pq.ExecStatus.COMMAND_OK:
+                    self._record(bench, dataset, cfg, qname, run, ms, res.ntuples, "ok")
+                    if run > 0:
+                        best = ms if best is None else min(best, ms)
+                    continue
+                sqlstate = (res.error_field(pq.DiagnosticField.SQLSTATE) or b"").decode()
+                msg = (res.error_message or b"").decode(errors="replace").strip()
+                status = "timeout" if sqlstate == "57014" else "error"
+                self._record(bench, dataset, cfg, qname, run, ms, None, status, f"{sqlstate} {msg}")
+                return status
+            return f"{best:.1f} ms" if best is not None else "ok"
+        finally:
+            conn.close()
+
+    def _run_duckdb(self, bench, dataset, path, cfg: Config, qname: str, q: str) -> str:
+        con = duckdb.connect(path, read_only=True)
+        try:
+            con.execute(f"SET threads = {cfg.workers}")
+            best = None
+            for run in range(1 + self.hot):
+                timer = threading.Timer(self.timeout_s, con.interrupt)
+                timer.start()
+                t0 = time.perf_counter()
+                try:
+                    tbl = con.execute(q).fetch_arrow_table()
+                    ms = (time.perf_counter() - t0) * 1000
+                    self._record(bench, dataset, cfg, qname, run, ms, tbl.num_rows, "ok")
+                    if run > 0:
+                        best = ms if best is None else min(best, ms)
+                except duckdb.InterruptException:
+                    self._record(bench, dataset, cfg, qname, run, self.timeout_s * 1000, None, "timeout")
+                    return "timeout"
+                except duckdb.Error as e:
+                    ms = (time.perf_counter() - t0) * 1000
+                    self._record(bench, dataset, cfg, qname, run, ms, None, "error", str(e))
+                    return "error"
+                finally:
+                    timer.cancel()
+            return f"{best:.1f} ms" if best is not None else "ok"
+        finally:
+            con.close()
