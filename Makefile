@@ -26,13 +26,14 @@ endif
 export VEXEC_GIT_SHA := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 BENCH_ARGS ?=
 
-.PHONY: test run stop psql sql devroot help bench bench-quick bench-compare
+.PHONY: test run stop psql sql devroot help bench bench-quick bench-compare check-full
 
 help:
 	@echo "make test    everything CI runs (cargo tests, pgrx tests, pg_regress on 19 and 18)"
 	@echo "make run     build, install and start a PostgreSQL 19 cluster with vexec preloaded"
 	@echo "make stop    stop it;  make psql: psql on it"
 	@echo "make sql FILE=x.sql PG=19|18   run a file on a fresh temporary cluster"
+	@echo "make check-full   the correctness harness at full size"
 	@echo "make bench-quick / make bench   benchmarks (1 M hits + TPC-H SF 0.1 / 10 M + SF 1)"
 	@echo "make bench-compare A=x.csv B=y.csv   two result files side by side"
 
@@ -44,6 +45,10 @@ test: $(SETUP)
 
 run: $(SETUP)
 	$(IN) tools/pg run
+
+# Every leg of the correctness harness at full size (about an hour).
+check-full: $(SETUP)
+	$(IN) tools/check --full
 
 bench-quick: $(SETUP)
 	$(IN) tools/bench run --quick $(BENCH_ARGS)

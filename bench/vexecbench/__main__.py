@@ -58,7 +58,7 @@ def cmd_run(args) -> int:
         if args.pk:
             sets.append(("clickbench", Dataset("clickbench", hits_rows, pk=True), clickbench_queries()))
     if "tpch" in benches:
-        sets.append(("tpch", Dataset("tpch", sf, pk=args.pk), tpch_queries()))
+        sets.append(("tpch", Dataset("tpch", sf), tpch_queries()))
     for _, ds, _ in sets:
         datasets.ensure_loaded(cl, args.state, ds, args.seed)
         if args.with_duckdb:
@@ -132,7 +132,7 @@ def main(argv=None) -> int:
     run.add_argument("--quick", action="store_true", help="1 M hits rows and TPC-H SF 0.1")
     run.add_argument("--hits-rows", type=int)
     run.add_argument("--sf", type=float)
-    run.add_argument("--pk", action="store_true", help="also hits with ClickBench's primary key; TPC-H with keys")
+    run.add_argument("--pk", action="store_true", help="also hits with ClickBench's primary key")
     run.add_argument("--benchmarks", default="clickbench,tpch")
     run.add_argument("--queries", help="only these query names, e.g. Q1,Q6")
     run.add_argument("--modes", default="vanilla,off,auto,force")

@@ -25,7 +25,7 @@ CLICKBENCH_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__
 class Dataset:
     kind: str          # "clickbench" | "tpch"
     size: float        # rows for clickbench, scale factor for tpch
-    pk: bool = False   # load with primary keys
+    pk: bool = False   # hits: load with ClickBench's primary key (TPC-H always has its keys)
 
     @property
     def name(self) -> str:
@@ -34,19 +34,20 @@ class Dataset:
             label = f"{n // 1_000_000}m" if n % 1_000_000 == 0 else str(n)
             base = f"hits_{label}"
         else:
-            base = "tpch_sf" + str(self.size).replace(".", "_")
+            return "tpch_sf" + str(self.size).replace(".", "_")
         return base + ("_pk" if self.pk else "")
 
     @property
     def label(self) -> str:
         if self.kind == "clickbench":
             return f"ClickBench hits-shaped, {int(self.size):,} rows" + (", primary key" if self.pk else "")
-        return f"TPC-H SF {self.size}" + (", primary keys" if self.pk else "")
+        return f"TPC-H SF {self.size}"
 
     @property
     def version(self) -> str:
         gen = hits.GENERATOR_VERSION if self.kind == "clickbench" else "dbgen-duckdb-" + duckdb.__version__
-        return f"{self.kind}:{self.size}:{gen}:pk={self.pk}"
+        keys = self.pk if self.kind == "clickbench" else "keys+fk2"
+        return f"{self.kind}:{self.size}:{gen}:pk={keys}"
 
 
 def log(msg: str) -> None:
@@ -100,10 +101,7 @@ def _create_sql(ds: Dataset, table: str) -> str:
             # ClickBench's tuned PostgreSQL entries key hits like this.
             sql = sql.rstrip().rstrip(")") + ",\n    PRIMARY KEY (CounterID, EventDate, UserID, EventTime, WatchID)\n)"
         return sql
-    sql = tpch.SCHEMA[table]
-    if ds.pk:
-        sql = sql.rstrip(")") + f", PRIMARY KEY ({tpch.PRIMARY_KEYS[table]}))"
-    return sql
+    return tpch.SCHEMA[table].rstrip(")") + f", PRIMARY KEY ({tpch.PRIMARY_KEYS[table]}))"
 
 
 def loaded_version(cluster: Cluster, ds: Dataset) -> str | None:
@@ -137,6 +135,10 @@ def ensure_loaded(cluster: Cluster, state_dir: str, ds: Dataset, seed: int) -> N
             con.execute(f"COPY {table} TO '{csv}' (FORMAT csv, HEADER false)")
             _copy_with_progress(cluster, ds.name, table, csv, total)
             os.remove(csv)
+        if ds.kind == "tpch":
+            log("foreign-key indexes")
+            for sql in tpch.FOREIGN_KEY_INDEXES:
+                pg.execute(sql)
         log("VACUUM ANALYZE")
         pg.execute("VACUUM (ANALYZE)")
         pg.execute("CREATE TABLE bench_meta (version text)")

@@ -1,0 +1,340 @@
+"""The legs of the correctness harness. Each returns a LegResult; the
+orchestrator (__main__) prints them as one summary table."""
+
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass, field
+
+import duckdb
+import psycopg
+
+from vexecbench import datasets, tpch
+from vexecbench.cluster import Cluster
+from vexecbench.datasets import Dataset
+
+from . import compare, pgsuite
+
+# A query of the answer legs that runs longer than this fails the leg.
+QUERY_TIMEOUT_S = 300
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@dataclass
+class LegResult:
+    leg: str
+    queries: int = 0
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def fail(self, msg: str) -> None:
+        self.failed += 1
+        self.notes.append("FAIL " + msg)
+
+    def ok(self) -> None:
+        self.passed += 1
+
+    def skip(self, msg: str) -> None:
+        self.skipped += 1
+        self.notes.append("skip " + msg)
+
+
+def log(msg: str) -> None:
+    print(f"[check] {msg}", flush=True)
+
+
+class Expected:
+    """check/expected-differences.txt: differences reviewed one by one.
+    Each line: `<leg> <item> <reason>`; `#` starts a comment."""
+
+    def __init__(self, path: str):
+        self.entries: dict[tuple[str, str], str] = {}
+        for line in open(path):
+            line = line.split("#", 1)[0].strip()
+            if line:
+                leg, item, reason = line.split(None, 2)
+                self.entries[(leg, item)] = reason
+
+    def reason(self, leg: str, item: str) -> str | None:
+        return self.entries.get((leg, item))
+
+
+# --- PostgreSQL's regression suite ----------------------------------------------
+
+def leg_pg18(state: str, full: bool) -> LegResult:
+    """PG 18: unchanged expected files; vexec adds no failure to the baseline."""
+    r = LegResult("pg18-suite" + ("" if full else " (slice)"))
+    d = os.path.join(state, "pgsuite")
+    modes = ["off", "explain", "auto"] if full else ["auto"]
+    baseline = None
+    if full:
+        log("PostgreSQL 18 suite, vexec not loaded (baseline)")
+        baseline = pgsuite.run(18, d, "pg18-baseline", full, preload=False)
+        r.notes.append("baseline failures (vexec not loaded): " + (", ".join(baseline.failed) or "none"))
+    for mode in modes:
+        log(f"PostgreSQL 18 suite, vexec.mode = {mode}")
+        run = pgsuite.run(18, d, f"pg18-{mode}", full, preload=True, mode=mode)
+        for test, ok in sorted(run.tests.items()):
+            r.queries += 1
+            if ok:
+                r.ok()
+            elif baseline is not None and not baseline.tests.get(test, True):
+                # A baseline failure: vexec must reproduce it exactly.
+                if pgsuite.same_output(baseline, run, test):
+                    r.skip(f"{mode}/{test}: fails in the baseline too, with the same output")
+                else:
+                    r.fail(f"{mode}/{test}: fails in the baseline, but differently with vexec ({run.out_dir})")
+            else:
+                r.fail(f"{mode}/{test} (diffs: {run.out_dir}/regression.diffs)")
+    return r
+
+
+def leg_pg19(state: str, full: bool) -> LegResult:
+    """PG 19: the corpus's output without vexec is the expected output."""
+    r = LegResult("pg19-suite" + ("" if full else " (slice)"))
+    d = os.path.join(state, "pgsuite")
+    log("PostgreSQL 19 suite, vexec not loaded (makes the expected output)")
+    vanilla = pgsuite.run(19, d, "pg19-vanilla", full, preload=False)
+    r.notes.append(f"vanilla PostgreSQL 19 against the 18.6 expected files: {len(vanilla.failed)} of "
+                   f"{len(vanilla.tests)} differ (" + ", ".join(vanilla.failed) + ")")
+    for mode in (["off", "explain", "auto"] if full else ["auto"]):
+        log(f"PostgreSQL 19 suite, vexec.mode = {mode}")
+        run = pgsuite.run(19, d, f"pg19-{mode}", full, preload=True, mode=mode, expected_from=vanilla)
+        for test, ok in sorted(run.tests.items()):
+            r.queries += 1
+            r.ok() if ok else r.fail(f"{mode}/{test} (diffs: {run.out_dir}/regression.diffs)")
+    return r
+
+
+def leg_differential_suite(state: str, full: bool, expected: Expected) -> LegResult:
+    """PostgreSQL's regression SQL on PG 19, mode off vs mode force."""
+    r = LegResult("diff-pgsuite" + ("" if full else " (slice)"))
+    d = os.path.join(state, "pgsuite")
+    log("differential: PostgreSQL's suite on 19, vexec.mode = off")
+    off = pgsuite.run(19, d, "pg19-diff-off", full, preload=True, mode="off")
+    log("differential: PostgreSQL's suite on 19, vexec.mode = force")
+    force = pgsuite.run(19, d, "pg19-diff-force", full, preload=True, mode="force", expected_from=off)
+    for test, ok in sorted(force.tests.items()):
+        r.queries += 1
+        why = expected.reason("diff-pgsuite", test)
+        if ok:
+            r.ok()
+        elif why:
+            r.skip(f"{test}: {why}")
+        else:
+            r.fail(f"{test} (diffs: {force.out_dir}/regression.diffs)")
+    return r
+
+
+def leg_differential_regress(state: str, expected: Expected) -> LegResult:
+    """vexec's own pg_regress suite, mode off vs mode force."""
+    r = LegResult("diff-regress")
+    d = os.path.join(state, "ownsuite")
+    runs = {}
+    for mode in ("off", "force"):
+        out = os.path.join(d, mode)
+        subprocess.run(["rm", "-rf", out])
+        os.makedirs(out)
+        conf = os.path.join(out, "extra.conf")
+        open(conf, "w").write(f"shared_preload_libraries = 'vexec'\nvexec.mode = {mode}\n")
+        args = [pgsuite.pg_regress(19), f"--temp-instance={out}/instance", f"--temp-config={conf}",
+                f"--bindir={pgsuite.bindir(19)}", f"--inputdir={REPO}/regress", f"--outputdir={out}",
+                f"--schedule={REPO}/regress/schedule", "--dbname=vexec_regress", "--port=56100"]
+        if mode == "force":
+            exp = os.path.join(out, "expected-from")
+            subprocess.run(["mkdir", "-p", exp])
+            subprocess.run(["cp", "-r", os.path.join(runs["off"], "results"), os.path.join(exp, "expected")])
+            args.append(f"--expecteddir={exp}")
+        p = subprocess.run(args, capture_output=True, text=True)
+        runs[mode] = out
+        tests = pgsuite.parse_results(p.stdout)
+        if mode == "force":
+            for test, ok in sorted(tests.items()):
+                r.queries += 1
+                why = expected.reason("diff-regress", test)
+                if ok:
+                    r.ok()
+                elif why:
+                    r.skip(f"{test}: {why}")
+                else:
+                    r.fail(f"{test} (diffs: {out}/regression.diffs)")
+    return r
+
+
+# --- a cluster with data sets -----------------------------------------------------
+
+def check_cluster(state: str) -> Cluster:
+    c = Cluster("/usr/lib/postgresql/19/bin", os.path.join(state, "pgdata"), 5498)
+    c.ensure_initialized()
+    c.start(preload=True)
+    return c
+
+
+def leg_differential_tpch(cluster: Cluster, state: str, sf: float) -> LegResult:
+    """TPC-H's 22 queries, mode off vs force, compared on PostgreSQL's text."""
+    r = LegResult(f"diff-tpch sf{sf}")
+    ds = Dataset("tpch", sf)
+    datasets.ensure_loaded(cluster, state, ds, seed=1)
+    with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as conn:
+        conn.execute(f"SET statement_timeout = '{QUERY_TIMEOUT_S}s'")
+        for nr, q in tpch.queries():
+            r.queries += 1
+            results = {}
+            for mode in ("off", "force"):
+                conn.execute(f"SET vexec.mode = {mode}")
+                results[mode] = compare.pg_text_result(conn, q)
+            a, b = results["off"], results["force"]
+            if a[0] == "ok" and b[0] == "ok" and not compare.has_order_by(q):
+                a, b = ("ok", sorted(a[1], key=str)), ("ok", sorted(b[1], key=str))
+            r.ok() if a == b else r.fail(f"Q{nr}: off {str(a)[:200]} vs force {str(b)[:200]}")
+    return r
+
+
+def leg_answers(cluster: Cluster, state: str, kind: str, size: float, modes=("force", "auto")) -> LegResult:
+    """Answers in force and auto mode equal DuckDB's on the same data."""
+    ds = Dataset(kind, size)
+    r = LegResult(f"answers {ds.name}")
+    datasets.ensure_loaded(cluster, state, ds, seed=1)
+    duck_path = datasets.ensure_duckdb(state, ds, seed=1)
+    if kind == "tpch":
+        duck = dict(tpch.duckdb_queries())
+        queries = [(f"Q{n}", q, duck[n]) for n, q in tpch.queries()]
+    else:
+        from vexecbench.__main__ import clickbench_queries
+        queries = clickbench_queries()
+    dcon = duckdb.connect(duck_path, read_only=True)
+    dcon.execute("SET default_null_order = 'nulls_last_on_asc_first_on_desc'")
+    with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as conn:
+        conn.execute(f"SET statement_timeout = '{QUERY_TIMEOUT_S}s'")
+        for name, pg_q, duck_q in queries:
+            ordered = compare.has_order_by(pg_q)
+            for mode in modes:
+                r.queries += 1
+                conn.execute(f"SET vexec.mode = {mode}")
+                try:
+                    cur = conn.execute(pg_q)
+                    ncols = len(cur.description or [])
+                    q_pg = compare.tie_broken(pg_q, ncols) if ordered else pg_q
+                    q_dk = compare.tie_broken(duck_q, ncols) if ordered else duck_q
+                    a = compare.pg_rows(conn, q_pg)
+                    b = compare.duck_rows(dcon, q_dk)
+                except (psycopg.Error, duckdb.Error) as e:
+                    r.fail(f"{name} {mode}: {type(e).__name__}: {str(e)[:200]}")
+                    continue
+                if compare.limit_without_order(pg_q):
+                    diff = None if len(a) == len(b) else f"{len(a)} rows vs {len(b)} rows"
+                    r.ok() if diff is None else r.fail(f"{name} {mode}: {diff}")
+                    continue
+                if not ordered:
+                    a, b = sorted(a, key=compare.sort_key), sorted(b, key=compare.sort_key)
+                diff = compare.rows_equal(a, b)
+                r.ok() if diff is None else r.fail(f"{name} {mode}: {diff[:300]}")
+    dcon.close()
+    return r
+
+
+# --- sqlsmith --------------------------------------------------------------------
+
+SMITH_TABLE = """
+CREATE TABLE IF NOT EXISTS smith_types AS
+SELECT g AS id,
+       CASE WHEN g % 7 = 0 THEN NULL ELSE (g * 37) % 1000 - 500 END::int AS i4,
+       CASE WHEN g % 11 = 0 THEN NULL ELSE g::bigint * 7919 - 4000000 END AS i8,
+       CASE WHEN g % 5 = 0 THEN NULL ELSE (g % 300)::smallint END AS i2,
+       CASE WHEN g % 13 = 0 THEN NULL WHEN g % 17 = 0 THEN 'NaN'::float8
+            WHEN g % 19 = 0 THEN '-0'::float8 ELSE g / 7.0 END::float8 AS f8,
+       CASE WHEN g % 9 = 0 THEN NULL ELSE (g / 3.0)::float4 END AS f4,
+       CASE WHEN g % 6 = 0 THEN NULL ELSE round(g / 9.0, 2)::numeric(12,2) END AS n,
+       CASE WHEN g % 4 = 0 THEN NULL ELSE 'text ' || (g % 50) END AS t,
+       CASE WHEN g % 8 = 0 THEN NULL ELSE (date '2000-01-01' + g % 4000) END AS d,
+       CASE WHEN g % 10 = 0 THEN NULL ELSE timestamp '2001-02-03 04:05:06' + g * interval '1 hour' END AS ts,
+       CASE WHEN g % 3 = 0 THEN NULL ELSE g % 2 = 0 END AS b
+FROM generate_series(1, 5000) g
+"""
+
+
+def leg_sqlsmith(cluster: Cluster, state: str, queries: int, seed: int) -> LegResult:
+    """sqlsmith's random queries in mode force: no crash, no internal error
+    that off does not raise, the same answer as off."""
+    r = LegResult(f"sqlsmith {queries}q seed {seed}")
+    ds = Dataset("tpch", 0.01)
+    datasets.ensure_loaded(cluster, state, ds, seed=1)
+    with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as c:
+        c.execute(SMITH_TABLE)
+        c.execute("ANALYZE smith_types")
+    log_path = os.path.join(cluster.datadir, "server.log")
+    log_start = os.path.getsize(log_path) if os.path.exists(log_path) else 0
+    target = f"host={cluster.datadir} port={cluster.port} dbname={ds.name}"
+    p = subprocess.run(["sqlsmith", f"--target={target}", f"--seed={seed}", f"--max-queries={queries}",
+                        "--dry-run", "--exclude-catalog"], capture_output=True, text=True, timeout=600)
+    stmts = [s.strip() for s in p.stdout.split(";\n") if s.strip()]
+    if not stmts:
+        r.fail(f"sqlsmith produced no query: {p.stderr[-500:]}")
+        return r
+    conn = psycopg.connect(cluster.dsn(ds.name), autocommit=True)
+    conn.execute("SET statement_timeout = '2s'")
+    for i, q in enumerate(stmts):
+        r.queries += 1
+        try:
+            got = {}
+            for mode in ("force", "off", "off"):
+                # sqlsmith also writes (INSERT, UPDATE, DELETE, MERGE): every
+                # run is rolled back, so all three see the same data.
+                conn.execute("BEGIN")
+                conn.execute(f"SET LOCAL vexec.mode = {mode}")
+                got.setdefault(mode, []).append(compare.pg_text_result(conn, q))
+                conn.execute("ROLLBACK")
+        except psycopg.OperationalError as e:
+            r.fail(f"query {i}: connection lost ({e}); query saved in {save(state, i, q)}")
+            conn = psycopg.connect(cluster.dsn(ds.name), autocommit=True)
+            conn.execute("SET statement_timeout = '2s'")
+            continue
+        force, off1, off2 = got["force"][0], got["off"][0], got["off"][1]
+        if "57014" in (force[1], off1[1], off2[1]):
+            r.skip(f"query {i}: timeout")
+            continue
+        if force[0] == "error" and force[1] == "XX000" and off1[1] != "XX000":
+            r.fail(f"query {i}: internal error (XX000) in force only; saved in {save(state, i, q)}")
+            continue
+        if force[0] != off1[0] or (force[0] == "error" and force[1] != off1[1]):
+            if off1 != off2:
+                r.skip(f"query {i}: off is not deterministic")
+            else:
+                r.fail(f"query {i}: force {str(force)[:120]} vs off {str(off1)[:120]}; saved in {save(state, i, q)}")
+            continue
+        if force[0] == "error":
+            r.ok()
+            continue
+        # Equal results, as multisets; with LIMIT only the row count is fixed.
+        limited = bool(re.search(r"\blimit\b", q, re.I))
+        a, b, b2 = (x[1] for x in (force, off1, off2))
+        if limited:
+            a, b, b2 = len(a), len(b), len(b2)
+        else:
+            a, b, b2 = sorted(a, key=str), sorted(b, key=str), sorted(b2, key=str)
+        if b != b2:
+            r.skip(f"query {i}: off is not deterministic")
+        elif a != b:
+            r.fail(f"query {i}: different answer in force; saved in {save(state, i, q)}")
+        else:
+            r.ok()
+    conn.close()
+    with open(log_path, errors="replace") as f:
+        f.seek(log_start)
+        crashes = [l.strip() for l in f if "terminated by signal" in l]
+    for c in crashes:
+        r.fail(f"backend crash: {c}")
+    return r
+
+
+def save(state: str, i: int, q: str) -> str:
+    d = os.path.join(state, "sqlsmith-findings")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, f"{time.strftime('%Y%m%dT%H%M%S')}-{i}.sql")
+    with open(path, "w") as f:
+        f.write(q + ";\n")
+    return path
