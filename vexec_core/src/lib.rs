@@ -1,8 +1,10 @@
 //! vexec_core: the part of vexec that never touches `pg_sys`.
 //!
-//! Batch layouts, kernels, hash tables, sort and numeric arithmetic live here
-//! as they arrive, so that plain `cargo test` (and micro-benchmarks) exercise
-//! them without a server. The pgrx extension crate `vexec` binds them to
-//! PostgreSQL.
+//! Batch layouts, kernels, the expression evaluator and (as they arrive) hash
+//! tables, sort and numeric arithmetic live here, so that plain `cargo test`
+//! and micro-benchmarks exercise them without a server. The pgrx extension
+//! crate `vexec` binds them to PostgreSQL.
 
+pub mod batch;
+pub mod expr;
 pub mod report;

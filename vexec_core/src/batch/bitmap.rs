@@ -1,0 +1,95 @@
+//! The validity bitmap of a column: bit `i` set means row `i` is not NULL
+//! (PostgreSQL's null-bitmap polarity and bit order).
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bitmap {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl Bitmap {
+    pub fn all_valid(len: usize) -> Bitmap {
+        let mut b = Bitmap { bytes: vec![0xff; len.div_ceil(8)], len };
+        b.clear_tail();
+        b
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize) -> bool {
+        debug_assert!(i < self.len);
+        self.bytes[i >> 3] & (1 << (i & 7)) != 0
+    }
+
+    #[inline]
+    pub fn set(&mut self, i: usize, valid: bool) {
+        debug_assert!(i < self.len);
+        if valid {
+            self.bytes[i >> 3] |= 1 << (i & 7);
+        } else {
+            self.bytes[i >> 3] &= !(1 << (i & 7));
+        }
+    }
+
+    pub fn set_all(&mut self, valid: bool) {
+        self.bytes.fill(if valid { 0xff } else { 0 });
+        self.clear_tail();
+    }
+
+    /// True when no row is NULL (checks whole bytes).
+    pub fn all_set(&self) -> bool {
+        let full = self.len / 8;
+        self.bytes[..full].iter().all(|&b| b == 0xff)
+            && (self.len % 8 == 0 || self.bytes[full] == (1u8 << (self.len % 8)) - 1)
+    }
+
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.bytes.as_mut_ptr()
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    fn clear_tail(&mut self) {
+        if self.len % 8 != 0 {
+            let last = self.bytes.len() - 1;
+            self.bytes[last] &= (1u8 << (self.len % 8)) - 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_follow_postgres_order() {
+        let mut b = Bitmap::all_valid(10);
+        assert!(b.all_set());
+        b.set(0, false);
+        b.set(9, false);
+        assert_eq!(b.as_bytes(), &[0b1111_1110, 0b0000_0001]);
+        assert!(!b.get(0) && b.get(1) && !b.get(9) && b.get(8));
+        assert!(!b.all_set());
+        b.set_all(true);
+        assert!(b.all_set());
+        b.set_all(false);
+        assert!((0..10).all(|i| !b.get(i)));
+    }
+
+    #[test]
+    fn all_set_with_exact_multiple_of_eight() {
+        let mut b = Bitmap::all_valid(16);
+        assert!(b.all_set());
+        b.set(15, false);
+        assert!(!b.all_set());
+    }
+}

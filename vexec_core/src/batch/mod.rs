@@ -1,0 +1,246 @@
+//! Batches: up to 1,024 rows laid out by column.
+//!
+//! A [`Column`] holds the values of one column at their physical width
+//! ([`Values`]) and a validity [`Bitmap`] with PostgreSQL's polarity (bit set =
+//! not NULL, least significant bit first, as in a heap tuple's null bitmap).
+//! Rows removed by a filter are never marked invalid: they leave the batch's
+//! *selection* (a list of live row indexes), so `count(*)` and NULL handling
+//! stay separate concerns.
+//!
+//! Layouts. This module is the `postgres` layout: fixed-width values at their
+//! width, bool a byte a value, dates and timestamps in PostgreSQL's epoch,
+//! by-reference values (text, numeric, ...) as the Datum (pointer) PostgreSQL
+//! gives. The `arrow` layout will add variants (bit-packed bool, views for
+//! strings, Unix epochs) next to these rather than change them; kernels
+//! dispatch on the variant once per column.
+
+mod bitmap;
+pub mod varlena;
+
+pub use bitmap::Bitmap;
+
+/// The number of rows of a full batch.
+pub const BATCH_CAPACITY: usize = 1024;
+
+/// Row index within a batch.
+pub type RowIdx = u16;
+
+/// The physical representation of a column's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PhysType {
+    Bool,
+    I16,
+    I32,
+    I64,
+    F32,
+    F64,
+    /// A PostgreSQL Datum of a by-reference type (a pointer).
+    Datum,
+}
+
+impl PhysType {
+    /// The physical type of a PostgreSQL type from its `typlen`/`typbyval`
+    /// (booleans are passed as `is_bool`, since "char" is also 1 byte by value).
+    pub fn of(typlen: i16, typbyval: bool, is_bool: bool) -> PhysType {
+        match (typbyval, typlen) {
+            (true, 1) if is_bool => PhysType::Bool,
+            (true, 1) => PhysType::I16, // "char": widened, converted back at the Datum boundary
+            (true, 2) => PhysType::I16,
+            (true, 4) => PhysType::I32,
+            (true, 8) => PhysType::I64,
+            _ => PhysType::Datum,
+        }
+    }
+}
+
+/// A column's values at their physical width. Rows outside the selection a
+/// kernel ran on hold unspecified values.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Values {
+    Bool(Vec<u8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    Datum(Vec<usize>),
+}
+
+impl Values {
+    pub fn new(t: PhysType, len: usize) -> Values {
+        match t {
+            PhysType::Bool => Values::Bool(vec![0; len]),
+            PhysType::I16 => Values::I16(vec![0; len]),
+            PhysType::I32 => Values::I32(vec![0; len]),
+            PhysType::I64 => Values::I64(vec![0; len]),
+            PhysType::F32 => Values::F32(vec![0.0; len]),
+            PhysType::F64 => Values::F64(vec![0.0; len]),
+            PhysType::Datum => Values::Datum(vec![0; len]),
+        }
+    }
+
+    pub fn phys_type(&self) -> PhysType {
+        match self {
+            Values::Bool(_) => PhysType::Bool,
+            Values::I16(_) => PhysType::I16,
+            Values::I32(_) => PhysType::I32,
+            Values::I64(_) => PhysType::I64,
+            Values::F32(_) => PhysType::F32,
+            Values::F64(_) => PhysType::F64,
+            Values::Datum(_) => PhysType::Datum,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Values::Bool(v) => v.len(),
+            Values::I16(v) => v.len(),
+            Values::I32(v) => v.len(),
+            Values::I64(v) => v.len(),
+            Values::F32(v) => v.len(),
+            Values::F64(v) => v.len(),
+            Values::Datum(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Width in bytes of one value.
+    pub fn width(&self) -> usize {
+        match self {
+            Values::Bool(_) => 1,
+            Values::I16(_) => 2,
+            Values::I32(_) | Values::F32(_) => 4,
+            Values::I64(_) | Values::F64(_) | Values::Datum(_) => 8,
+        }
+    }
+
+    /// Raw pointer to the first value, for a C producer that fills the column.
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        match self {
+            Values::Bool(v) => v.as_mut_ptr(),
+            Values::I16(v) => v.as_mut_ptr().cast(),
+            Values::I32(v) => v.as_mut_ptr().cast(),
+            Values::I64(v) => v.as_mut_ptr().cast(),
+            Values::F32(v) => v.as_mut_ptr().cast(),
+            Values::F64(v) => v.as_mut_ptr().cast(),
+            Values::Datum(v) => v.as_mut_ptr().cast(),
+        }
+    }
+
+    /// The value of row `i` as a PostgreSQL Datum (by-value types are
+    /// converted the way PostgreSQL's `XGetDatum` macros do).
+    #[inline]
+    pub fn datum(&self, i: usize) -> usize {
+        match self {
+            Values::Bool(v) => v[i] as usize,
+            Values::I16(v) => v[i] as i64 as usize,
+            Values::I32(v) => v[i] as i64 as usize,
+            Values::I64(v) => v[i] as usize,
+            Values::F32(v) => v[i].to_bits() as usize,
+            Values::F64(v) => v[i].to_bits() as usize,
+            Values::Datum(v) => v[i],
+        }
+    }
+
+    /// Set row `i` from a PostgreSQL Datum (the inverse of [`Values::datum`]).
+    #[inline]
+    pub fn set_datum(&mut self, i: usize, d: usize) {
+        match self {
+            Values::Bool(v) => v[i] = (d != 0) as u8,
+            Values::I16(v) => v[i] = d as i16,
+            Values::I32(v) => v[i] = d as i32,
+            Values::I64(v) => v[i] = d as i64,
+            Values::F32(v) => v[i] = f32::from_bits(d as u32),
+            Values::F64(v) => v[i] = f64::from_bits(d as u64),
+            Values::Datum(v) => v[i] = d,
+        }
+    }
+}
+
+/// One column of a batch.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    pub values: Values,
+    pub validity: Bitmap,
+}
+
+impl Column {
+    pub fn new(t: PhysType, len: usize) -> Column {
+        Column { values: Values::new(t, len), validity: Bitmap::all_valid(len) }
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    #[inline]
+    pub fn is_valid(&self, i: usize) -> bool {
+        self.validity.get(i)
+    }
+
+    /// A column whose every row is `value` (or NULL).
+    pub fn splat(t: PhysType, len: usize, datum: Option<usize>) -> Column {
+        let mut c = Column::new(t, len);
+        match datum {
+            None => c.validity.set_all(false),
+            Some(d) => {
+                for i in 0..len {
+                    c.values.set_datum(i, d);
+                }
+            }
+        }
+        c
+    }
+}
+
+/// The row indexes `0..n` (a full selection).
+pub fn full_selection(n: usize) -> Vec<RowIdx> {
+    (0..n as RowIdx).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn datum_round_trip_for_every_physical_type() {
+        for (t, d) in [
+            (PhysType::Bool, 1usize),
+            (PhysType::I16, (-5i64) as usize),
+            (PhysType::I32, (i32::MIN as i64) as usize),
+            (PhysType::I64, i64::MIN as usize),
+            (PhysType::F32, (-0.0f32).to_bits() as usize),
+            (PhysType::F64, f64::NAN.to_bits() as usize),
+            (PhysType::Datum, 0xdead_beef),
+        ] {
+            let mut v = Values::new(t, 3);
+            v.set_datum(1, d);
+            assert_eq!(v.datum(1), d, "{t:?}");
+            assert_eq!(v.phys_type(), t);
+        }
+    }
+
+    #[test]
+    fn phys_type_of_postgres_types() {
+        assert_eq!(PhysType::of(1, true, true), PhysType::Bool);
+        assert_eq!(PhysType::of(4, true, false), PhysType::I32);
+        assert_eq!(PhysType::of(8, true, false), PhysType::I64);
+        assert_eq!(PhysType::of(-1, false, false), PhysType::Datum);
+        assert_eq!(PhysType::of(16, false, false), PhysType::Datum);
+    }
+
+    #[test]
+    fn splat_null_and_value() {
+        let c = Column::splat(PhysType::I32, 4, None);
+        assert!((0..4).all(|i| !c.is_valid(i)));
+        let c = Column::splat(PhysType::I32, 4, Some(7));
+        assert!((0..4).all(|i| c.is_valid(i) && c.values.datum(i) == 7));
+    }
+}

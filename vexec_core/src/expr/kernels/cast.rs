@@ -1,0 +1,153 @@
+//! Casts between integer and float widths, as PostgreSQL's int.c, int8.c
+//! and float.c do them:
+//!
+//! - integer widening is exact; narrowing reports values out of range;
+//! - integer to float rounds to nearest (a C cast);
+//! - float to integer rounds half to even (`rint`), then reports NaN and
+//!   values out of range;
+//! - float8 to float4 reports overflow (finite to infinite) and underflow
+//!   (non-zero to zero); float4 to float8 is exact.
+
+use crate::batch::{Column, RowIdx, Values};
+use crate::expr::{CastOp, KernelError};
+
+fn ints_of(v: &Values, i: usize) -> i64 {
+    match v {
+        Values::I16(a) => a[i] as i64,
+        Values::I32(a) => a[i] as i64,
+        Values::I64(a) => a[i],
+        other => panic!("integer expected, got {:?}", other.phys_type()),
+    }
+}
+
+fn floats_of(v: &Values, i: usize) -> f64 {
+    match v {
+        Values::F32(a) => a[i] as f64,
+        Values::F64(a) => a[i],
+        other => panic!("float expected, got {:?}", other.phys_type()),
+    }
+}
+
+pub fn cast(op: CastOp, arg: &Column, sel: &[RowIdx], out: &mut Column) -> Result<(), KernelError> {
+    for &row in sel {
+        let i = row as usize;
+        let valid = arg.validity.get(i);
+        out.validity.set(i, valid);
+        if !valid {
+            continue;
+        }
+        let fail = KernelError { row };
+        match op {
+            CastOp::IntToInt => {
+                let v = ints_of(&arg.values, i);
+                match &mut out.values {
+                    Values::I16(o) => o[i] = i16::try_from(v).map_err(|_| fail)?,
+                    Values::I32(o) => o[i] = i32::try_from(v).map_err(|_| fail)?,
+                    Values::I64(o) => o[i] = v,
+                    other => panic!("integer cast into {:?}", other.phys_type()),
+                }
+            }
+            CastOp::IntToFloat => {
+                let v = ints_of(&arg.values, i);
+                match &mut out.values {
+                    // i64 -> f32 directly (one rounding), as C's (float4) cast.
+                    Values::F32(o) => o[i] = v as f32,
+                    Values::F64(o) => o[i] = v as f64,
+                    other => panic!("float cast into {:?}", other.phys_type()),
+                }
+            }
+            CastOp::FloatToInt => {
+                // float4 inputs are rounded in float4 precision (ftoi4).
+                let r = match &arg.values {
+                    Values::F32(a) => (a[i] as f64).round_ties_even() as f32 as f64,
+                    _ => floats_of(&arg.values, i).round_ties_even(),
+                };
+                if r.is_nan() {
+                    return Err(fail);
+                }
+                match &mut out.values {
+                    Values::I16(o) => {
+                        if !(-32768.0..32768.0).contains(&r) {
+                            return Err(fail);
+                        }
+                        o[i] = r as i16;
+                    }
+                    Values::I32(o) => {
+                        if !(-2147483648.0..2147483648.0).contains(&r) {
+                            return Err(fail);
+                        }
+                        o[i] = r as i32;
+                    }
+                    Values::I64(o) => {
+                        if !(-9223372036854775808.0..9223372036854775808.0).contains(&r) {
+                            return Err(fail);
+                        }
+                        o[i] = r as i64;
+                    }
+                    other => panic!("integer cast into {:?}", other.phys_type()),
+                }
+            }
+            CastOp::FloatToFloat => match (&arg.values, &mut out.values) {
+                (Values::F32(a), Values::F64(o)) => o[i] = a[i] as f64,
+                (Values::F64(a), Values::F32(o)) => {
+                    let v = a[i] as f32;
+                    if (v.is_infinite() && !a[i].is_infinite()) || (v == 0.0 && a[i] != 0.0) {
+                        return Err(fail);
+                    }
+                    o[i] = v;
+                }
+                (Values::F64(a), Values::F64(o)) => o[i] = a[i],
+                (Values::F32(a), Values::F32(o)) => o[i] = a[i],
+                (a, o) => panic!("float cast from {:?} into {:?}", a.phys_type(), o.phys_type()),
+            },
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::{full_selection, Bitmap, PhysType};
+
+    fn col(values: Values) -> Column {
+        let n = values.len();
+        Column { values, validity: Bitmap::all_valid(n) }
+    }
+
+    #[test]
+    fn narrowing_reports_out_of_range() {
+        let mut out = Column::new(PhysType::I16, 2);
+        assert!(cast(CastOp::IntToInt, &col(Values::I32(vec![32767, 32768])), &[0], &mut out).is_ok());
+        assert_eq!(
+            cast(CastOp::IntToInt, &col(Values::I32(vec![32767, 32768])), &full_selection(2), &mut out),
+            Err(KernelError { row: 1 })
+        );
+    }
+
+    #[test]
+    fn float_to_int_rounds_half_to_even_and_checks() {
+        let mut out = Column::new(PhysType::I32, 4);
+        cast(
+            CastOp::FloatToInt,
+            &col(Values::F64(vec![0.5, 1.5, -2.5, 2147483647.4])),
+            &full_selection(4),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(out.values, Values::I32(vec![0, 2, -2, 2147483647]));
+        assert!(cast(CastOp::FloatToInt, &col(Values::F64(vec![2147483647.5])), &[0], &mut out).is_err());
+        assert!(cast(CastOp::FloatToInt, &col(Values::F64(vec![f64::NAN])), &[0], &mut out).is_err());
+        let mut out8 = Column::new(PhysType::I64, 1);
+        assert!(cast(CastOp::FloatToInt, &col(Values::F64(vec![9.3e18])), &[0], &mut out8).is_err());
+    }
+
+    #[test]
+    fn float8_to_float4_overflow_and_underflow() {
+        let mut out = Column::new(PhysType::F32, 1);
+        assert!(cast(CastOp::FloatToFloat, &col(Values::F64(vec![1e300])), &[0], &mut out).is_err());
+        assert!(cast(CastOp::FloatToFloat, &col(Values::F64(vec![1e-300])), &[0], &mut out).is_err());
+        assert!(cast(CastOp::FloatToFloat, &col(Values::F64(vec![f64::INFINITY])), &[0], &mut out).is_ok());
+        assert!(cast(CastOp::FloatToFloat, &col(Values::F64(vec![f64::NAN])), &[0], &mut out).is_ok());
+    }
+}

@@ -1,0 +1,54 @@
+//! Text functions on plain varlenas: lengths and set membership.
+//!
+//! - `length`/`char_length` of text count characters: in UTF-8 the bytes that
+//!   do not continue a character (the data is valid UTF-8, PostgreSQL checks
+//!   it on input); the compiler uses Octets in single-byte encodings.
+//! - `octet_length` counts bytes (bpchar's blanks included).
+//! - `length` of bpchar counts characters without the trailing blanks.
+
+use crate::batch::{varlena, Column, RowIdx, Values};
+use crate::expr::kernels::cmp::trim_blanks;
+use crate::expr::LengthKind;
+
+#[inline]
+pub fn utf8_chars(b: &[u8]) -> usize {
+    b.iter().filter(|&&x| (x & 0xc0) != 0x80).count()
+}
+
+pub fn length(kind: LengthKind, arg: &Column, sel: &[RowIdx], out: &mut Column) {
+    let (Values::Datum(a), Values::I32(o)) = (&arg.values, &mut out.values) else {
+        panic!("length expects varlena input and int32 output");
+    };
+    for &row in sel {
+        let i = row as usize;
+        let valid = arg.validity.get(i);
+        out.validity.set(i, valid);
+        if valid {
+            let s = unsafe { varlena::bytes(a[i] as *const u8) };
+            o[i] = match kind {
+                LengthKind::Octets => s.len(),
+                LengthKind::TextChars => utf8_chars(s),
+                LengthKind::BpcharChars => utf8_chars(trim_blanks(s)),
+            } as i32;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::{Bitmap, PhysType};
+
+    #[test]
+    fn lengths() {
+        let a = varlena::make_1b("häll ".as_bytes());
+        let col = Column { values: Values::Datum(vec![a.as_ptr() as usize]), validity: Bitmap::all_valid(1) };
+        let mut out = Column::new(PhysType::I32, 1);
+        length(LengthKind::TextChars, &col, &[0], &mut out);
+        assert_eq!(out.values, Values::I32(vec![5]));
+        length(LengthKind::Octets, &col, &[0], &mut out);
+        assert_eq!(out.values, Values::I32(vec![6]));
+        length(LengthKind::BpcharChars, &col, &[0], &mut out);
+        assert_eq!(out.values, Values::I32(vec![4]));
+    }
+}

@@ -1,0 +1,286 @@
+//! Vector expressions: a compiled scalar expression ([`VExpr`]) evaluated a
+//! batch at a time.
+//!
+//! The server side (`vexec::expr::compile`) turns a PostgreSQL `Expr` tree
+//! into a `VExpr` when every node of it has a kernel here; otherwise the whole
+//! top-level expression is evaluated by PostgreSQL's own evaluator, row by row
+//! (see `vexec::exec::scan` for why the fallback is per top-level expression).
+//!
+//! Semantics are PostgreSQL's:
+//! - strict operators give NULL when an input is NULL;
+//! - AND/OR use three-valued logic and evaluate their arguments lazily: an
+//!   argument is evaluated only on the rows whose result is still undecided,
+//!   CASE evaluates a branch only on the rows that take it, COALESCE an
+//!   argument only on the rows still NULL;
+//! - a kernel never raises an error. Where PostgreSQL would raise one
+//!   (overflow, division by zero, out-of-range date), the kernel reports
+//!   [`KernelError`] and the caller re-evaluates the batch with PostgreSQL's
+//!   evaluator, which raises exactly PostgreSQL's error at PostgreSQL's row.
+//!   Kernels only look at the rows they were asked for, so garbage under a
+//!   NULL or in an unselected row never reports an error.
+
+mod eval;
+pub mod kernels;
+
+pub use eval::eval;
+
+use crate::batch::{Column, PhysType, RowIdx};
+use kernels::like::LikePattern;
+
+/// Comparison operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// How two values of the same physical type compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpKind {
+    /// Integers, dates, timestamps, booleans: native order.
+    Native,
+    /// float4/float8: NaN equals NaN and sorts above every other value.
+    Float,
+    /// text/varchar: bytewise (only under a collation where that is exact).
+    Text,
+    /// bpchar: bytewise after removing trailing blanks.
+    Bpchar,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+}
+
+/// Conversions between physical types with PostgreSQL's rounding and range
+/// checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CastOp {
+    /// Between integer widths (narrowing checks the range).
+    IntToInt,
+    /// Integer to float4/float8.
+    IntToFloat,
+    /// float4/float8 to integer: rint, then a range check.
+    FloatToInt,
+    /// float4 <-> float8 (narrowing checks overflow and underflow).
+    FloatToFloat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DateOp {
+    /// date + integer days.
+    PlusDays,
+    /// date - integer days.
+    MinusDays,
+    /// date - date: integer days (infinite dates are an error).
+    Diff,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoolTestKind {
+    IsTrue,
+    IsNotTrue,
+    IsFalse,
+    IsNotFalse,
+    IsUnknown,
+    IsNotUnknown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LengthKind {
+    /// length/char_length of text: characters (UTF-8).
+    TextChars,
+    /// octet_length of text or bpchar: bytes, blanks included.
+    Octets,
+    /// length/char_length of bpchar: characters without trailing blanks.
+    BpcharChars,
+}
+
+/// The constants of `x = ANY(array)` / `x <> ALL(array)`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConstSet {
+    /// Integer-like values (dates and timestamps too), sorted, deduplicated.
+    Ints(Vec<i64>),
+    Floats(Vec<f64>),
+    /// Byte strings (text under a deterministic collation; bpchar trimmed).
+    Bytes(Vec<Vec<u8>>),
+}
+
+/// A compiled scalar expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VExpr {
+    /// An input column of the batch.
+    Column {
+        index: usize,
+    },
+    /// A constant: a Datum, or None for NULL.
+    Const {
+        value: Option<usize>,
+        phys: PhysType,
+    },
+    /// A parameter whose value the host supplies per batch.
+    Param {
+        index: usize,
+        phys: PhysType,
+    },
+    Cmp {
+        op: CmpOp,
+        kind: CmpKind,
+        left: Box<VExpr>,
+        right: Box<VExpr>,
+    },
+    Arith {
+        op: ArithOp,
+        phys: PhysType,
+        left: Box<VExpr>,
+        right: Box<VExpr>,
+    },
+    Neg {
+        phys: PhysType,
+        arg: Box<VExpr>,
+    },
+    Cast {
+        op: CastOp,
+        to: PhysType,
+        arg: Box<VExpr>,
+    },
+    Date {
+        op: DateOp,
+        left: Box<VExpr>,
+        right: Box<VExpr>,
+    },
+    And(Vec<VExpr>),
+    Or(Vec<VExpr>),
+    Not(Box<VExpr>),
+    IsNull {
+        arg: Box<VExpr>,
+        negate: bool,
+    },
+    BoolTest {
+        kind: BoolTestKind,
+        arg: Box<VExpr>,
+    },
+    /// IS DISTINCT FROM (negate: IS NOT DISTINCT FROM).
+    Distinct {
+        kind: CmpKind,
+        negate: bool,
+        left: Box<VExpr>,
+        right: Box<VExpr>,
+    },
+    /// `arg = ANY(set)` (negate: `arg <> ALL(set)`). `empty` is true when the
+    /// array had no element at all (then the result is never NULL).
+    InSet {
+        arg: Box<VExpr>,
+        set: ConstSet,
+        kind: CmpKind,
+        has_null: bool,
+        empty: bool,
+        negate: bool,
+    },
+    Like {
+        arg: Box<VExpr>,
+        pattern: LikePattern,
+        negate: bool,
+    },
+    Length {
+        kind: LengthKind,
+        arg: Box<VExpr>,
+    },
+    /// Searched CASE; `otherwise` None means ELSE NULL.
+    Case {
+        arms: Vec<(VExpr, VExpr)>,
+        otherwise: Option<Box<VExpr>>,
+        phys: PhysType,
+    },
+    Coalesce {
+        args: Vec<VExpr>,
+        phys: PhysType,
+    },
+}
+
+impl VExpr {
+    /// The physical type of the expression's result.
+    pub fn phys_type(&self, inputs: &[PhysType], params: &[PhysType]) -> PhysType {
+        match self {
+            VExpr::Column { index } => inputs[*index],
+            VExpr::Const { phys, .. } => *phys,
+            VExpr::Param { index, .. } => params[*index],
+            VExpr::Arith { phys, .. } | VExpr::Neg { phys, .. } => *phys,
+            VExpr::Cast { to, .. } => *to,
+            VExpr::Date { op: DateOp::Diff, .. } => PhysType::I32,
+            VExpr::Date { .. } => PhysType::I32,
+            VExpr::Length { .. } => PhysType::I32,
+            VExpr::Case { phys, .. } | VExpr::Coalesce { phys, .. } => *phys,
+            VExpr::Cmp { .. }
+            | VExpr::And(_)
+            | VExpr::Or(_)
+            | VExpr::Not(_)
+            | VExpr::IsNull { .. }
+            | VExpr::BoolTest { .. }
+            | VExpr::Distinct { .. }
+            | VExpr::InSet { .. }
+            | VExpr::Like { .. } => PhysType::Bool,
+        }
+    }
+
+    /// Number of nodes (for EXPLAIN's kernel step counts).
+    pub fn steps(&self) -> usize {
+        let kids: usize = match self {
+            VExpr::Column { .. } | VExpr::Const { .. } | VExpr::Param { .. } => return 0,
+            VExpr::Cmp { left, right, .. }
+            | VExpr::Arith { left, right, .. }
+            | VExpr::Date { left, right, .. }
+            | VExpr::Distinct { left, right, .. } => left.steps() + right.steps(),
+            VExpr::Neg { arg, .. }
+            | VExpr::Cast { arg, .. }
+            | VExpr::Not(arg)
+            | VExpr::IsNull { arg, .. }
+            | VExpr::BoolTest { arg, .. }
+            | VExpr::InSet { arg, .. }
+            | VExpr::Like { arg, .. }
+            | VExpr::Length { arg, .. } => arg.steps(),
+            VExpr::And(args) | VExpr::Or(args) | VExpr::Coalesce { args, .. } => {
+                args.iter().map(VExpr::steps).sum()
+            }
+            VExpr::Case { arms, otherwise, .. } => {
+                arms.iter().map(|(c, r)| c.steps() + r.steps()).sum::<usize>()
+                    + otherwise.as_ref().map_or(0, |o| o.steps())
+            }
+        };
+        kids + 1
+    }
+}
+
+/// A row where PostgreSQL would raise an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelError {
+    pub row: RowIdx,
+}
+
+/// What the evaluator needs from the server.
+pub trait Host {
+    /// Replace every compressed or external varlena among `values[rows]`
+    /// (valid rows only) with a plain copy that lives at least as long as the
+    /// batch.
+    fn detoast(&mut self, values: &mut [usize], validity: &crate::batch::Bitmap, rows: &[RowIdx]);
+}
+
+/// The inputs of one evaluation.
+pub struct EvalCtx<'a> {
+    /// The batch's input columns.
+    pub inputs: &'a [Column],
+    /// Parameter values for this batch (a Datum or None for NULL).
+    pub params: &'a [Option<usize>],
+    pub param_types: &'a [PhysType],
+    /// Rows in the batch (the length of every column).
+    pub len: usize,
+    pub host: &'a mut dyn Host,
+}
