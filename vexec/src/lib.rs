@@ -1,16 +1,22 @@
 //! vexec: a vectorized executor inside PostgreSQL's own planner.
 //!
-//! Layout (see shared/DESIGN.md): `plan/` decides and reports what is
-//! vectorized; `exec/`, `expr/`, `batch/` and `source/` arrive with the vector
-//! nodes. Pure computation lives in the `vexec_core` crate.
+//! Layout (see shared/DESIGN.md): `plan/` decides, costs and reports what is
+//! vectorized; `exec/` holds the CustomScan executors; `expr/` compiles
+//! PostgreSQL expressions to kernels; `source/` produces batches; `shim`
+//! binds the C loops of csrc/. Batches and kernels (pure computation) live
+//! in the `vexec_core` crate.
 
 use pgrx::pg_sys;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 
+mod exec;
+mod expr;
 mod pgutil;
 mod plan;
 pub mod settings;
+mod shim;
+mod source;
 
 ::pgrx::pg_module_magic!(name, version);
 
@@ -30,6 +36,8 @@ pub extern "C-unwind" fn _PG_init() {
     settings::register();
     plan::explain::register();
     plan::report::install_hook();
+    plan::scan::install_hook();
+    exec::scan::register();
 }
 
 /// The version of the vexec library that is loaded (not necessarily that of

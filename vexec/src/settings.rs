@@ -63,6 +63,12 @@ pub static ENABLE_SCAN: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static ENABLE_AGG: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static ENABLE_HASHJOIN: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static ENABLE_SORT: GucSetting<bool> = GucSetting::<bool>::new(true);
+/// Debug: rows per batch (1..1024), to shake out batch-boundary bugs.
+pub static DEBUG_BATCH_SIZE: GucSetting<i32> = GucSetting::<i32>::new(1024);
+/// Debug: every expression runs through PostgreSQL's evaluator.
+pub static DEBUG_FORCE_FALLBACK: GucSetting<bool> = GucSetting::<bool>::new(false);
+/// Debug: read heap tables through slots, as other table access methods are.
+pub static DEBUG_SLOT_SOURCE: GucSetting<bool> = GucSetting::<bool>::new(false);
 
 // A cached plan keeps the vector nodes (or their absence) of the mode it was
 // planned in. So that `SET vexec.mode = off` is an immediate way back to
@@ -129,5 +135,32 @@ auto: they compete with row paths on cost; force: they win wherever possible.",
     for (name, short, setting) in switches {
         GucRegistry::define_bool_guc(name, short, c"", setting, GucContext::Userset, planner);
     }
+    // Debug settings: superuser only, so that tests can shake the executor.
+    GucRegistry::define_int_guc(
+        c"vexec.debug_batch_size",
+        c"Rows per batch (debug: small values exercise batch boundaries).",
+        c"",
+        &DEBUG_BATCH_SIZE,
+        1,
+        vexec_core::batch::BATCH_CAPACITY as i32,
+        GucContext::Suset,
+        GucFlags::EXPLAIN,
+    );
+    GucRegistry::define_bool_guc(
+        c"vexec.debug_force_fallback",
+        c"Evaluate every expression with PostgreSQL's evaluator (debug: checks the fallback path).",
+        c"",
+        &DEBUG_FORCE_FALLBACK,
+        GucContext::Suset,
+        GucFlags::EXPLAIN,
+    );
+    GucRegistry::define_bool_guc(
+        c"vexec.debug_slot_source",
+        c"Read heap tables through slots, as other table access methods are (debug).",
+        c"",
+        &DEBUG_SLOT_SOURCE,
+        GucContext::Suset,
+        GucFlags::EXPLAIN,
+    );
     unsafe { pgrx::pg_sys::MarkGUCPrefixReserved(c"vexec".as_ptr()) };
 }

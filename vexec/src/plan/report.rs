@@ -18,23 +18,68 @@ use std::panic::AssertUnwindSafe;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::report::{Alternative, Report};
+use vexec_core::report::{Alternative, Report, Verdict};
 
 use crate::settings::{Mode, BATCH_FORMAT, MODE};
 
-thread_local! {
-    /// One entry per planner() call in progress; None when mode was off.
-    static PLANNING: RefCell<Vec<Option<Report>>> = const { RefCell::new(Vec::new()) };
+/// The report of one planner() call in progress.
+struct Planning {
+    /// None when vexec.mode was off.
+    report: Option<Report>,
+    /// Alternatives added as paths: (index in the report, path id, why it
+    /// lost if it was not chosen).
+    candidates: Vec<(usize, u32, &'static str)>,
+    /// Ids of the vector paths turned into plan nodes.
+    chosen: Vec<u32>,
+    cursor_options: i32,
 }
 
-/// Record an alternative in the report of the statement being planned.
-#[allow(dead_code)] // the first caller is VecScan's path hook
+thread_local! {
+    static PLANNING: RefCell<Vec<Planning>> = const { RefCell::new(Vec::new()) };
+    static NEXT_ID: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
+}
+
+/// Record an alternative with its final verdict.
 pub fn record(alt: Alternative) {
     PLANNING.with(|p| {
-        if let Some(Some(report)) = p.borrow_mut().last_mut() {
+        if let Some(Planning { report: Some(report), .. }) = p.borrow_mut().last_mut() {
             report.alternatives.push(alt);
         }
     });
+}
+
+/// Record an alternative that was added as a path with `id`: it is chosen if
+/// the path becomes a plan node (`mark_chosen`), else it lost for `lost`.
+pub fn record_candidate(alt: Alternative, id: u32, lost: &'static str) {
+    PLANNING.with(|p| {
+        if let Some(Planning { report: Some(report), candidates, .. }) = p.borrow_mut().last_mut() {
+            report.alternatives.push(alt);
+            candidates.push((report.alternatives.len() - 1, id, lost));
+        }
+    });
+}
+
+/// A fresh id for a vector path (kept in its custom_private).
+pub fn next_id() -> u32 {
+    NEXT_ID.with(|n| {
+        let id = n.get();
+        n.set(id.wrapping_add(1).max(1));
+        id
+    })
+}
+
+/// The vector path `id` became a plan node.
+pub fn mark_chosen(id: u32) {
+    PLANNING.with(|p| {
+        if let Some(pl) = p.borrow_mut().last_mut() {
+            pl.chosen.push(id);
+        }
+    });
+}
+
+/// cursorOptions of the statement being planned.
+pub fn cursor_options() -> i32 {
+    PLANNING.with(|p| p.borrow().last().map_or(0, |pl| pl.cursor_options))
 }
 
 static mut PREV_PLANNER_HOOK: pg_sys::planner_hook_type = None;
@@ -55,7 +100,7 @@ unsafe extern "C-unwind" fn vexec_planner(
     bound_params: pg_sys::ParamListInfo,
     es: *mut pg_sys::ExplainState,
 ) -> *mut pg_sys::PlannedStmt {
-    plan_with_report(|| unsafe {
+    plan_with_report(cursor_options, || unsafe {
         match PREV_PLANNER_HOOK {
             Some(prev) => prev(parse, query_string, cursor_options, bound_params, es),
             None => pg_sys::standard_planner(parse, query_string, cursor_options, bound_params, es),
@@ -71,7 +116,7 @@ unsafe extern "C-unwind" fn vexec_planner(
     cursor_options: i32,
     bound_params: pg_sys::ParamListInfo,
 ) -> *mut pg_sys::PlannedStmt {
-    plan_with_report(|| unsafe {
+    plan_with_report(cursor_options, || unsafe {
         match PREV_PLANNER_HOOK {
             Some(prev) => prev(parse, query_string, cursor_options, bound_params),
             None => pg_sys::standard_planner(parse, query_string, cursor_options, bound_params),
@@ -79,23 +124,36 @@ unsafe extern "C-unwind" fn vexec_planner(
     })
 }
 
-fn plan_with_report(plan: impl FnOnce() -> *mut pg_sys::PlannedStmt) -> *mut pg_sys::PlannedStmt {
+fn plan_with_report(
+    cursor_options: i32,
+    plan: impl FnOnce() -> *mut pg_sys::PlannedStmt,
+) -> *mut pg_sys::PlannedStmt {
     let mode = MODE.get();
-    let entry = (mode != Mode::Off).then(|| Report::new(mode.name(), BATCH_FORMAT.get().name()));
+    let report = (mode != Mode::Off).then(|| Report::new(mode.name(), BATCH_FORMAT.get().name()));
     let depth = PLANNING.with(|p| {
         let mut p = p.borrow_mut();
-        p.push(entry);
+        p.push(Planning { report, candidates: Vec::new(), chosen: Vec::new(), cursor_options });
         p.len()
     });
     // Whatever happens inside, the stack goes back to its depth on entry.
     PgTryBuilder::new(AssertUnwindSafe(|| {
         let pstmt = plan();
-        let report = PLANNING.with(|p| p.borrow_mut().pop().flatten());
+        let report = PLANNING.with(|p| p.borrow_mut().pop()).and_then(finish);
         unsafe { attach(pstmt, report.as_ref()) };
         pstmt
     }))
     .finally(|| PLANNING.with(|p| p.borrow_mut().truncate(depth - 1)))
     .execute()
+}
+
+/// Give candidates their verdict: chosen if their path became a plan node.
+fn finish(pl: Planning) -> Option<Report> {
+    let mut report = pl.report?;
+    for (idx, id, lost) in pl.candidates {
+        report.alternatives[idx].verdict =
+            if pl.chosen.contains(&id) { Verdict::Chosen } else { Verdict::NotChosen(lost.into()) };
+    }
+    Some(report)
 }
 
 #[cfg(feature = "pg19")]

@@ -15,7 +15,6 @@ use crate::batch::{Column, RowIdx, Values};
 use crate::expr::{ArithOp, DateOp, KernelError};
 
 trait CheckedInt: Copy + Default {
-    const MIN: Self;
     fn c_add(self, o: Self) -> Option<Self>;
     fn c_sub(self, o: Self) -> Option<Self>;
     fn c_mul(self, o: Self) -> Option<Self>;
@@ -29,7 +28,6 @@ trait CheckedInt: Copy + Default {
 macro_rules! checked_int {
     ($t:ty) => {
         impl CheckedInt for $t {
-            const MIN: Self = <$t>::MIN;
             fn c_add(self, o: Self) -> Option<Self> {
                 self.checked_add(o)
             }

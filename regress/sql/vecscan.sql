@@ -1,0 +1,296 @@
+-- VecScan: in force mode every query must give exactly what mode off gives:
+-- the same rows, or the same error (SQLSTATE and message). same(q) runs q
+-- in both modes and says so, and whether force really used a vector scan.
+\set SHOW_CONTEXT never
+-- (The test role is named vexec, like the extension's schema: keep objects in public.)
+SET search_path = public;
+
+CREATE FUNCTION same(q text) RETURNS text LANGUAGE plpgsql AS $fn$
+DECLARE
+  r_off text; r_force text; e_off text; e_force text; plan text; vec text;
+  wrapped text := format('SELECT string_agg(x::text, E''\n'' ORDER BY x::text) || E''\n'' || count(*) FROM (%s) x', q);
+BEGIN
+  PERFORM set_config('vexec.mode', 'off', true);
+  BEGIN EXECUTE wrapped INTO r_off;
+  EXCEPTION WHEN OTHERS THEN e_off := SQLSTATE || ': ' || SQLERRM; END;
+  PERFORM set_config('vexec.mode', 'force', true);
+  BEGIN EXECUTE wrapped INTO r_force;
+  EXCEPTION WHEN OTHERS THEN e_force := SQLSTATE || ': ' || SQLERRM; END;
+  BEGIN EXECUTE 'EXPLAIN (COSTS OFF, FORMAT JSON) ' || q INTO plan;
+  EXCEPTION WHEN OTHERS THEN plan := 'planning failed'; END;
+  vec := CASE WHEN plan LIKE '%"Custom Plan Provider": "VecScan"%' THEN 'vector'
+              WHEN plan = 'planning failed' THEN 'error while planning' ELSE 'ROW' END;
+  PERFORM set_config('vexec.mode', 'off', true);
+  IF e_off IS NOT NULL OR e_force IS NOT NULL THEN
+    RETURN CASE WHEN e_off IS NOT DISTINCT FROM e_force THEN 'same error ' || e_off
+                ELSE format('DIFFERENT: off %s / force %s', coalesce(e_off, 'rows'), coalesce(e_force, 'rows')) END
+           || ' (' || vec || ')';
+  END IF;
+  RETURN CASE WHEN r_off IS NOT DISTINCT FROM r_force
+              THEN 'same ' || coalesce(split_part(r_off, E'\n', -1), '0') || ' rows'
+              ELSE format('DIFFERENT: off [%s] / force [%s]', left(r_off, 300), left(r_force, 300)) END
+         || ' (' || vec || ')';
+END $fn$;
+
+-- The scan nodes of a plan (other lines differ between PostgreSQL versions).
+CREATE FUNCTION scans(q text) RETURNS SETOF text LANGUAGE plpgsql AS $fn$
+DECLARE ln text;
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF ln ~ 'Scan' THEN RETURN NEXT ln; END IF;
+  END LOOP;
+END $fn$;
+
+CREATE TABLE vs (id int, a int, b bigint, s smallint, f float8, r real, d date,
+                 ts timestamp, tz timestamptz, t text, v varchar(20), c char(5), bo bool);
+INSERT INTO vs SELECT g,
+  CASE WHEN g % 17 = 0 THEN NULL WHEN g = 5 THEN 2147483647 WHEN g = 6 THEN -2147483648
+       ELSE (g * 7919) % 20001 - 10000 END,
+  CASE WHEN g % 13 = 0 THEN NULL WHEN g = 7 THEN 9223372036854775807 WHEN g = 8 THEN -9223372036854775808
+       ELSE g::bigint * 1000003 END,
+  CASE WHEN g % 11 = 0 THEN NULL WHEN g = 9 THEN 32767 WHEN g = 10 THEN -32768 ELSE g % 2000 - 1000 END,
+  CASE WHEN g % 19 = 0 THEN NULL WHEN g % 101 = 0 THEN 'NaN' WHEN g % 103 = 0 THEN '-0'
+       WHEN g = 12 THEN 'Infinity' WHEN g = 14 THEN '-Infinity' ELSE g / 7.0 - 200 END,
+  CASE WHEN g % 37 = 0 THEN NULL WHEN g % 107 = 0 THEN 'NaN' WHEN g % 109 = 0 THEN '-0'
+       ELSE g / 3.0 - 400 END,
+  CASE WHEN g % 23 = 0 THEN NULL WHEN g = 15 THEN 'infinity' WHEN g = 16 THEN '-infinity'
+       ELSE date '2000-01-01' + (g % 3000 - 1500) END,
+  CASE WHEN g % 41 = 0 THEN NULL WHEN g = 18 THEN 'infinity' WHEN g = 19 THEN '-infinity'
+       ELSE timestamp '2001-02-03 04:05:06' + g * interval '7 hours' END,
+  CASE WHEN g % 43 = 0 THEN NULL ELSE timestamptz '2001-02-03 04:05:06+00' + g * interval '5 hours' END,
+  CASE WHEN g % 29 = 0 THEN NULL WHEN g % 31 = 0 THEN '' ELSE 'str' || (g % 97) || CASE WHEN g % 5 = 0 THEN 'é' ELSE '' END END,
+  CASE WHEN g % 47 = 0 THEN NULL ELSE 'v' || (g % 50) END,
+  CASE WHEN g % 53 = 0 THEN NULL WHEN g % 7 = 0 THEN 'ab' ELSE 'c' || (g % 9) END,
+  CASE g % 3 WHEN 0 THEN NULL WHEN 1 THEN true ELSE false END
+FROM generate_series(1, 3000) g;
+ANALYZE vs;
+
+-- The plan: a Vec Seq Scan in force mode, a Seq Scan in off mode.
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF) SELECT id FROM vs WHERE a > 0 AND d < '2001-01-01';
+RESET vexec.mode;
+EXPLAIN (COSTS OFF) SELECT id FROM vs WHERE a > 0 AND d < '2001-01-01';
+
+-- Integer comparisons, all widths and across widths, with NULLs and extremes.
+SELECT same($$SELECT id FROM vs WHERE a > 0$$);
+SELECT same($$SELECT id FROM vs WHERE a <= -2147483648 OR a >= 2147483647$$);
+SELECT same($$SELECT id FROM vs WHERE b <> 2000006 AND b < 3000000000$$);
+SELECT same($$SELECT id FROM vs WHERE s = 32767 OR s = -32768 OR s IS NULL$$);
+SELECT same($$SELECT id FROM vs WHERE a < b AND s > a$$);
+SELECT same($$SELECT id FROM vs WHERE s::int8 >= a::int2$$);
+-- Integer arithmetic: overflow and division by zero are PostgreSQL's errors.
+SELECT same($$SELECT id, a + 1, a - s, b * 2, a / 3, a % 7, -a FROM vs WHERE id > 20$$);
+SELECT same($$SELECT a + 1 FROM vs$$);
+SELECT same($$SELECT -a FROM vs$$);
+SELECT same($$SELECT b * 2 FROM vs$$);
+SELECT same($$SELECT s * s FROM vs$$);
+SELECT same($$SELECT a / (s - s) FROM vs WHERE id > 3$$);
+SELECT same($$SELECT a % 0 FROM vs$$);
+SELECT same($$SELECT id FROM vs WHERE a / 0 > 1 AND id < 0$$);
+SELECT same($$SELECT (-2147483648)::int / -1 FROM vs$$);
+SELECT same($$SELECT id FROM vs WHERE a::int2 > 0$$);
+SELECT same($$SELECT b::int4 FROM vs$$);
+-- Floats: NaN equals NaN and sorts last, -0 = 0, infinities, overflow.
+SELECT same($$SELECT id FROM vs WHERE f = 'NaN'$$);
+SELECT same($$SELECT id FROM vs WHERE f > 1e300$$);
+SELECT same($$SELECT id FROM vs WHERE f = 0$$);
+SELECT same($$SELECT id FROM vs WHERE r = '-0' OR r <> r$$);
+SELECT same($$SELECT id FROM vs WHERE f < r$$);
+SELECT same($$SELECT f * 2, f + r, f / 3, -f FROM vs WHERE id % 5 = 0$$);
+SELECT same($$SELECT f * 1e308 FROM vs$$);
+SELECT same($$SELECT f / 0 FROM vs$$);
+SELECT same($$SELECT f / 0 FROM vs WHERE f = 'NaN'$$);
+SELECT same($$SELECT f::int4, r::int8, a::float8, b::float4, s::real FROM vs WHERE id > 20$$);
+SELECT same($$SELECT f::int4 FROM vs$$);
+SELECT same($$SELECT (f * 1e-320)::float4 FROM vs WHERE id > 20$$);
+-- Dates and timestamps, with infinities.
+SELECT same($$SELECT id FROM vs WHERE d >= '2001-01-01' AND d < '2002-01-01'$$);
+SELECT same($$SELECT id FROM vs WHERE d = 'infinity' OR d = '-infinity'$$);
+SELECT same($$SELECT d + 30, d - 7, d - date '2000-01-01' FROM vs WHERE id > 20$$);
+SELECT same($$SELECT d - date '2000-01-01' FROM vs$$);
+SELECT same($$SELECT d + 2147483000 FROM vs$$);
+SELECT same($$SELECT id FROM vs WHERE ts > '2001-06-01' AND tz < '2001-09-01 00:00+00'$$);
+SELECT same($$SELECT id FROM vs WHERE ts = 'infinity'$$);
+-- Booleans and three-valued logic.
+SELECT same($$SELECT id FROM vs WHERE bo$$);
+SELECT same($$SELECT id FROM vs WHERE NOT bo$$);
+SELECT same($$SELECT id, bo AND a > 0, bo OR a > 0, NOT bo FROM vs$$);
+SELECT same($$SELECT id FROM vs WHERE bo IS TRUE OR bo IS UNKNOWN$$);
+SELECT same($$SELECT id FROM vs WHERE bo IS NOT FALSE AND (a > 5000 OR s < -900)$$);
+SELECT same($$SELECT id FROM vs WHERE a IS NULL OR b IS NOT NULL AND f IS NULL$$);
+SELECT same($$SELECT id FROM vs WHERE a IS DISTINCT FROM s$$);
+SELECT same($$SELECT id FROM vs WHERE a IS NOT DISTINCT FROM NULL$$);
+-- Text under C and deterministic collations: equality, LIKE, lengths.
+SELECT same($$SELECT id FROM vs WHERE t = 'str5é'$$);
+SELECT same($$SELECT id FROM vs WHERE t <> '' AND v = 'v7'$$);
+SELECT same($$SELECT id FROM vs WHERE t LIKE 'str1%'$$);
+SELECT same($$SELECT id FROM vs WHERE t LIKE '%5é'$$);
+SELECT same($$SELECT id FROM vs WHERE t LIKE '%r2%' AND t NOT LIKE '%é'$$);
+SELECT same($$SELECT id FROM vs WHERE t LIKE 's_r__'$$);
+SELECT same($$SELECT id FROM vs WHERE t LIKE '%\_%' OR t LIKE '_'$$);
+SELECT same($$SELECT id FROM vs WHERE t LIKE 'str1\'$$);
+SELECT same($$SELECT length(t), char_length(t), octet_length(t), length(c), octet_length(c) FROM vs$$);
+SELECT same($$SELECT id FROM vs WHERE c = 'ab' OR c = 'c1   '$$);
+SELECT same($$SELECT id FROM vs WHERE c < 'c3' COLLATE "C"$$);
+SELECT same($$SELECT id FROM vs WHERE t > 'str5' COLLATE "C"$$);
+SELECT same($$SELECT id FROM vs WHERE v LIKE 'v1_'$$);
+-- IN lists and = ANY / <> ALL, with NULLs in the list and empty lists.
+SELECT same($$SELECT id FROM vs WHERE a IN (1, 2, -9000, 2147483647)$$);
+SELECT same($$SELECT id FROM vs WHERE s NOT IN (1, 2, 3) OR s IS NULL$$);
+SELECT same($$SELECT id, a = ANY('{1,NULL,5}'::int[]) FROM vs$$);
+SELECT same($$SELECT id, a <> ALL('{1,NULL,5}'::int[]) FROM vs$$);
+SELECT same($$SELECT id, a = ANY('{}'::int[]), a <> ALL('{}'::int[]) FROM vs$$);
+SELECT same($$SELECT id FROM vs WHERE t IN ('str1', 'str2é', 'nope')$$);
+SELECT same($$SELECT id FROM vs WHERE c IN ('ab', 'c2')$$);
+SELECT same($$SELECT id FROM vs WHERE f IN ('NaN', 1, 2)$$);
+SELECT same($$SELECT id FROM vs WHERE d IN ('2000-01-01', 'infinity')$$);
+SELECT same($$SELECT id FROM vs WHERE b = ANY(ARRAY[1000003, 2000006]::int8[])$$);
+-- CASE and COALESCE evaluate only what PostgreSQL evaluates.
+SELECT same($$SELECT CASE WHEN s = 0 THEN 0 ELSE 1000 / s END FROM vs$$);
+SELECT same($$SELECT CASE WHEN a > 0 THEN a WHEN a < 0 THEN -a END FROM vs$$);
+SELECT same($$SELECT id FROM vs WHERE CASE WHEN s <> 0 THEN 100 / s > 1 ELSE false END$$);
+SELECT same($$SELECT COALESCE(a, s, -1), COALESCE(NULL::int, a / 1) FROM vs$$);
+SELECT same($$SELECT COALESCE(a, 1 / (s - s)) FROM vs$$);
+SELECT same($$SELECT id FROM vs WHERE a <> 0 AND 100000 / a > 20$$);
+SELECT same($$SELECT id FROM vs WHERE a = 0 OR 100000 / a > 20$$);
+-- Expressions without kernels run through PostgreSQL's evaluator, whole.
+SELECT same($$SELECT upper(t), t || v, abs(a), round(f::numeric, 2) FROM vs WHERE id % 3 = 0$$);
+SELECT same($$SELECT id FROM vs WHERE upper(t) = 'STR5É' AND a > -5000$$);
+SELECT same($$SELECT id FROM vs WHERE t ~ '^str1[0-9]$'$$);
+SELECT same($$SELECT id, ctid = '(0,1)', tableoid = 'vs'::regclass FROM vs WHERE id < 50$$);
+-- Errors: the first error PostgreSQL meets, whichever evaluator sees it.
+SELECT same($$SELECT a * 1000000, (CASE WHEN id = 600 THEN 'x' ELSE '1' END)::int FROM vs$$);
+SELECT same($$SELECT (CASE WHEN id = 600 THEN 'x' ELSE '1' END)::int, a * 1000000 FROM vs$$);
+SELECT same($$SELECT id FROM vs WHERE (CASE WHEN id = 900 THEN 'y' ELSE '1' END)::int > 0 AND a * 100000 > 0$$);
+SELECT same($$SELECT id FROM vs WHERE a * 100000 > 0 AND (CASE WHEN id = 900 THEN 'y' ELSE '1' END)::int > 0$$);
+SELECT same($$SELECT id FROM vs WHERE id > 2990 AND (CASE WHEN id = 100 THEN 'z' ELSE '1' END)::int > 0$$);
+SELECT same($$SELECT id FROM vs WHERE (CASE WHEN id = 100 THEN 'z' ELSE '1' END)::int > 0 AND id > 2990$$);
+
+-- Batch boundaries: 7-row batches, and tables of 1023, 1024, 1025 and 0 rows.
+SET vexec.debug_batch_size = 7;
+SELECT same($$SELECT id, a + 1 FROM vs WHERE a > 0 AND t LIKE 'str%'$$);
+SELECT same($$SELECT id FROM vs WHERE (CASE WHEN id = 600 THEN 'x' ELSE '1' END)::int > 0 AND a * 100000 > 0$$);
+RESET vexec.debug_batch_size;
+CREATE TABLE b1023 AS SELECT g AS x FROM generate_series(1, 1023) g;
+CREATE TABLE b1024 AS SELECT g AS x FROM generate_series(1, 1024) g;
+CREATE TABLE b1025 AS SELECT g AS x FROM generate_series(1, 1025) g;
+CREATE TABLE b0 (x int);
+SELECT same($$SELECT x FROM b1023 WHERE x % 2 = 1$$), same($$SELECT x FROM b1024$$),
+       same($$SELECT x FROM b1025 WHERE x > 1023$$), same($$SELECT x FROM b0$$);
+SELECT same($$SELECT sum(x) FROM b1025 WHERE x <> 512$$);
+
+-- Deleted and updated rows (HOT and not), TOAST, columns added with defaults.
+CREATE TABLE mv (id int PRIMARY KEY, n int, t text);
+INSERT INTO mv SELECT g, g, repeat('x', g % 10) FROM generate_series(1, 5000) g;
+DELETE FROM mv WHERE id % 4 = 0;
+UPDATE mv SET n = -n WHERE id % 5 = 0;
+UPDATE mv SET id = id + 100000 WHERE id % 7 = 0;
+INSERT INTO mv VALUES (999999, 1, repeat('long text ', 5000)), (999998, 2, repeat(md5('a'), 400));
+ALTER TABLE mv ALTER COLUMN t SET STORAGE EXTERNAL;
+INSERT INTO mv VALUES (999997, 3, repeat(md5('b'), 300));
+ALTER TABLE mv ADD COLUMN extra int DEFAULT 42, ADD COLUMN note text DEFAULT 'old';
+INSERT INTO mv VALUES (999996, 4, 'new', 7, 'new');
+SELECT same($$SELECT id, n, length(t) FROM mv WHERE n < 0 OR id > 100000$$);
+SELECT same($$SELECT id FROM mv WHERE t LIKE '%text long%' OR length(t) > 1000$$);
+SELECT same($$SELECT id, extra, note FROM mv WHERE extra = 42 AND note = 'old' AND id < 20$$);
+SELECT same($$SELECT id, extra FROM mv WHERE extra <> 42 OR note <> 'old'$$);
+SELECT same($$SELECT count(*) FROM mv$$);
+
+-- Volatile functions: called as often as, and in the order that, off calls them.
+CREATE TABLE calls (n serial, v int);
+CREATE FUNCTION note(x int) RETURNS int VOLATILE LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO calls (v) VALUES (x); RETURN x; END $$;
+SET vexec.mode = off;
+SELECT count(*) FROM vs WHERE a > 5000 AND note(id) % 2 = 0 AND s > 0;
+SELECT array_agg(v ORDER BY n) AS off_calls INTO TEMP off_calls FROM calls;
+TRUNCATE calls;
+SET vexec.mode = force;
+SELECT count(*) FROM vs WHERE a > 5000 AND note(id) % 2 = 0 AND s > 0;
+SELECT (SELECT off_calls FROM off_calls) = array_agg(v ORDER BY n) AS same_calls, count(*) AS calls FROM calls;
+TRUNCATE calls;
+SELECT sum(note(id)) FROM vs WHERE id % 100 = 0;
+SELECT array_agg(v ORDER BY n) FROM calls;
+RESET vexec.mode;
+
+-- Collations: C, libc, ICU and nondeterministic; only exact kernels are used.
+CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+SELECT same($$SELECT id FROM vs WHERE t = 'STR5é' COLLATE ci$$);
+SELECT same($$SELECT id FROM vs WHERE t < 'str3' COLLATE "en_US"$$);
+SELECT same($$SELECT id FROM vs WHERE t < 'str3' COLLATE "und-x-icu"$$);
+SELECT same($$SELECT id FROM vs WHERE t = 'str3' COLLATE "und-x-icu"$$);
+SELECT same($$SELECT id FROM vs WHERE t LIKE 'STR1%' COLLATE ci$$);
+
+-- Prepared statements, custom and generic plans, with parameters.
+SET vexec.mode = force;
+PREPARE p(int, text) AS SELECT count(*) FROM vs WHERE a > $1 AND t LIKE $2;
+EXECUTE p(0, 'str1%'); EXECUTE p(100, 'str2%'); EXECUTE p(-100, '%é');
+EXECUTE p(0, 'str1%'); EXECUTE p(100, 'str2%'); EXECUTE p(-100, '%é');
+EXPLAIN (COSTS OFF) EXECUTE p(0, 'x');
+SET vexec.mode = off;
+EXECUTE p(0, 'str1%'); EXECUTE p(100, 'str2%'); EXECUTE p(-100, '%é');
+DEALLOCATE p;
+
+-- Rescans: under a nested loop and in a correlated subquery (a parameter).
+CREATE TABLE small AS SELECT g * 2000 - 9000 AS x FROM generate_series(1, 8) g;
+SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_material = off;
+SELECT same($$SELECT small.x, vs.id FROM small JOIN vs ON vs.a BETWEEN small.x AND small.x + 3$$);
+SELECT same($$SELECT x, (SELECT count(*) FROM vs WHERE vs.a < small.x AND vs.s > 0) FROM small$$);
+SET vexec.mode = force;
+SELECT scans($$SELECT x, (SELECT count(*) FROM vs WHERE vs.a < small.x) FROM small$$);
+RESET vexec.mode;
+RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_material;
+
+-- Parallel workers: a Parallel Vec Seq Scan under Gather.
+SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF) SELECT id FROM vs WHERE a > 0;
+RESET vexec.mode;
+SELECT same($$SELECT id, a * 2 FROM vs WHERE a > 0 AND t LIKE '%é'$$);
+SELECT same($$SELECT count(*), sum(b) FROM vs WHERE s > 0$$);
+RESET parallel_setup_cost; RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
+-- Row-level security and security-barrier views.
+CREATE ROLE vexec_reader;
+GRANT USAGE ON SCHEMA public TO vexec_reader;
+CREATE TABLE secret (id int, owner text, val int);
+INSERT INTO secret SELECT g, CASE WHEN g % 3 = 0 THEN 'vexec_reader' ELSE 'other' END, g FROM generate_series(1, 3000) g;
+ALTER TABLE secret ENABLE ROW LEVEL SECURITY;
+CREATE POLICY mine ON secret USING (owner = current_user);
+GRANT SELECT ON secret TO vexec_reader;
+GRANT EXECUTE ON FUNCTION same(text) TO vexec_reader;
+CREATE FUNCTION leak(int) RETURNS bool LANGUAGE plpgsql COST 0.0001 AS $$
+BEGIN RAISE NOTICE 'saw %', $1; RETURN true; END $$;
+GRANT EXECUTE ON FUNCTION leak(int) TO vexec_reader;
+SET ROLE vexec_reader;
+SELECT same($$SELECT id FROM secret WHERE val > 2990$$);
+SET vexec.mode = force;
+SELECT id FROM secret WHERE val > 2990 AND leak(val);
+RESET vexec.mode;
+RESET ROLE;
+CREATE VIEW sb WITH (security_barrier) AS SELECT id, val FROM secret WHERE val % 1000 = 0;
+SET vexec.mode = force;
+SELECT * FROM sb WHERE leak(val);
+RESET vexec.mode;
+
+-- Other table access methods are read through slots (forced here for heap).
+SET vexec.debug_slot_source = on;
+SELECT same($$SELECT id, a + 1, t FROM vs WHERE a > 0 AND t LIKE 'str1%'$$);
+SELECT same($$SELECT id, n, t, extra FROM mv WHERE length(t) > 100 OR extra <> 42$$);
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF, VERBOSE, ANALYZE, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT id FROM vs WHERE a > 9990;
+RESET vexec.mode;
+RESET vexec.debug_slot_source;
+
+-- EXPLAIN without ANALYZE, with VERBOSE.
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT id, a + 1, upper(t) FROM vs WHERE a > 0 AND t ~ 'x';
+RESET vexec.mode;
+
+DROP VIEW sb;
+DROP TABLE secret;
+DROP FUNCTION leak(int);
+REVOKE EXECUTE ON FUNCTION same(text) FROM vexec_reader;
+REVOKE USAGE ON SCHEMA public FROM vexec_reader;
+DROP ROLE vexec_reader;

@@ -1,0 +1,504 @@
+/*-------------------------------------------------------------------------
+ *
+ * vexec_shim.c
+ *	  The per-row loops of vexec that call into PostgreSQL.
+ *
+ * Rust calls each function here once per batch, inside one guarded call
+ * (pgrx's pg_guard_ffi_boundary), so a PostgreSQL ERROR raised by a row
+ * longjmps out of plain C and becomes a Rust panic that unwinds cleanly to
+ * the nearest #[pg_guard] entry point. That keeps guarded FFI calls out of
+ * the hot loops, and lets the loops use PostgreSQL's macros and inline
+ * functions (tuple deforming, ExecQual) exactly as the row executor does.
+ *
+ * Three loops live here:
+ *   - the heap page reader: pages from heap's own read stream, visibility by
+ *     heap_prepare_pagescan() (on PostgreSQL 19 its batched MVCC check), and
+ *     only the needed columns deformed straight into the batch's buffers;
+ *   - the slot reader for other table access methods;
+ *   - row-by-row evaluation with PostgreSQL's evaluator (the fallback steps
+ *     and the exact re-evaluation of a batch whose kernels hit an error).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "access/tupmacs.h"
+#include "executor/executor.h"
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/read_stream.h"
+#include "utils/datum.h"
+#include "utils/rel.h"
+
+#include "vexec_shim.h"
+
+/* ------------------------------------------------------------------------
+ * Writing one value into a column buffer
+ * ------------------------------------------------------------------------
+ */
+static inline void
+vx_store(const VxColumn *col, int row, Datum d)
+{
+	switch (col->kind)
+	{
+		case VX_KIND_U8:
+			((uint8 *) col->values)[row] = DatumGetBool(d) ? 1 : 0;
+			break;
+		case VX_KIND_CHAR:
+			((int16 *) col->values)[row] = (int16) DatumGetChar(d);
+			break;
+		case VX_KIND_I16:
+			((int16 *) col->values)[row] = DatumGetInt16(d);
+			break;
+		case VX_KIND_W4:
+			((int32 *) col->values)[row] = DatumGetInt32(d);
+			break;
+		default:
+			((Datum *) col->values)[row] = d;
+			break;
+	}
+}
+
+static inline void
+vx_set_null(const VxColumn *col, int row)
+{
+	col->validity[row >> 3] &= ~(1 << (row & 7));
+}
+
+static void
+vx_reset_validity(VxColumn *cols, int ncols, int capacity)
+{
+	for (int c = 0; c < ncols; c++)
+		memset(cols[c].validity, 0xff, (capacity + 7) / 8);
+}
+
+/* ------------------------------------------------------------------------
+ * Starting scans (their signatures differ between PostgreSQL versions)
+ * ------------------------------------------------------------------------
+ */
+TableScanDesc
+vx_begin_scan(Relation rel, Snapshot snapshot)
+{
+#if PG_VERSION_NUM >= 190000
+	return table_beginscan(rel, snapshot, 0, NULL, SO_NONE);
+#else
+	return table_beginscan(rel, snapshot, 0, NULL);
+#endif
+}
+
+TableScanDesc
+vx_begin_parallel_scan(Relation rel, ParallelTableScanDesc pscan)
+{
+#if PG_VERSION_NUM >= 190000
+	return table_beginscan_parallel(rel, pscan, SO_NONE);
+#else
+	return table_beginscan_parallel(rel, pscan);
+#endif
+}
+
+/* Whether heap's page-at-a-time mode is on (it is off for non-MVCC
+ * snapshots; the page reader needs it). */
+bool
+vx_scan_is_pagemode(TableScanDesc scan)
+{
+	return (scan->rs_flags & SO_ALLOW_PAGEMODE) != 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Heap page reader
+ * ------------------------------------------------------------------------
+ */
+struct VxHeapReader
+{
+	HeapScanDesc scan;
+	TupleDesc	tupdesc;
+	int			ncols;
+	VxColumn   *cols;			/* sorted by attnum */
+	int			max_attnum;
+	ItemPointerData *tids;		/* or NULL */
+	bool		keep_pins;		/* a column is by-reference */
+	int			max_pins;
+	Buffer	   *pins;			/* pages whose tuples the current batch uses */
+	int			npins;
+	Buffer		cur_buf;		/* page being read (also in pins when kept) */
+	Page		cur_page;
+	BlockNumber cur_block;
+	uint32		cur_index;		/* next entry of scan->rs_vistuples */
+	bool		finished;
+	uint64		pages;
+	uint64		tuples;
+};
+
+VxHeapReader *
+vx_heap_begin(TableScanDesc scan, int ncols, VxColumn *cols, bool keep_pins, int max_pins)
+{
+	VxHeapReader *r = palloc0(sizeof(VxHeapReader));
+
+	r->scan = (HeapScanDesc) scan;
+	r->tupdesc = RelationGetDescr(scan->rs_rd);
+	r->ncols = ncols;
+	r->cols = palloc(sizeof(VxColumn) * Max(ncols, 1));
+	memcpy(r->cols, cols, sizeof(VxColumn) * ncols);
+	r->max_attnum = ncols > 0 ? cols[ncols - 1].attnum : 0;
+	r->keep_pins = keep_pins;
+	r->max_pins = Max(max_pins, 2);
+	r->pins = palloc(sizeof(Buffer) * r->max_pins);
+	r->cur_buf = InvalidBuffer;
+	/* heap's read stream callbacks read the direction; we only go forward */
+	r->scan->rs_dir = ForwardScanDirection;
+	return r;
+}
+
+void
+vx_heap_set_tids(VxHeapReader *r, ItemPointerData *tids)
+{
+	r->tids = tids;
+}
+
+/* Release every pin the reader holds (end of scan, rescan, or ERROR cleanup
+ * by the caller before it frees the reader). */
+void
+vx_heap_release(VxHeapReader *r)
+{
+	for (int i = 0; i < r->npins; i++)
+		ReleaseBuffer(r->pins[i]);
+	r->npins = 0;
+	if (!r->keep_pins && BufferIsValid(r->cur_buf))
+		ReleaseBuffer(r->cur_buf);
+	r->cur_buf = InvalidBuffer;
+	r->cur_page = NULL;
+}
+
+/* The scan was restarted (table_rescan): forget the current page. */
+void
+vx_heap_restart(VxHeapReader *r)
+{
+	vx_heap_release(r);
+	r->finished = false;
+	r->cur_index = 0;
+	r->scan->rs_dir = ForwardScanDirection;
+}
+
+void
+vx_heap_stats(VxHeapReader *r, uint64 *pages, uint64 *tuples)
+{
+	*pages = r->pages;
+	*tuples = r->tuples;
+}
+
+/* Move to the next page of the scan; false at the end. */
+static bool
+vx_heap_next_page(VxHeapReader *r)
+{
+	HeapScanDesc scan = r->scan;
+	Buffer		buf;
+
+	CHECK_FOR_INTERRUPTS();
+	buf = read_stream_next_buffer(scan->rs_read_stream, NULL);
+	if (!BufferIsValid(buf))
+	{
+		r->finished = true;
+		scan->rs_cbuf = InvalidBuffer;
+		scan->rs_cblock = InvalidBlockNumber;
+		scan->rs_inited = false;
+		return false;
+	}
+	/* heap's own page-at-a-time preparation: pruning, batched visibility */
+	scan->rs_cbuf = buf;
+	scan->rs_cblock = BufferGetBlockNumber(buf);
+	heap_prepare_pagescan((TableScanDesc) scan);
+	/* from here the pin is ours, not the scan's */
+	scan->rs_cbuf = InvalidBuffer;
+
+	r->cur_buf = buf;
+	r->cur_block = BufferGetBlockNumber(buf);
+	r->cur_page = BufferGetPage(buf);
+	r->cur_index = 0;
+	r->pages++;
+	if (r->keep_pins)
+		r->pins[r->npins++] = buf;
+	return true;
+}
+
+/* Deform the needed attributes of one tuple into row `row` of the batch. */
+static inline void
+vx_deform(VxHeapReader *r, HeapTupleHeader tup, int row)
+{
+	TupleDesc	tupdesc = r->tupdesc;
+	int			natts = HeapTupleHeaderGetNatts(tup);
+	bool		hasnulls = (tup->t_infomask & HEAP_HASNULL) != 0;
+	uint8	   *bp = tup->t_bits;
+	char	   *tp = (char *) tup + tup->t_hoff;
+	uint32		off = 0;
+	bool		slow = false;
+	int			c = 0;
+
+	for (int attnum = 0; attnum < r->max_attnum; attnum++)
+	{
+		CompactAttribute *att = TupleDescCompactAttr(tupdesc, attnum);
+		VxColumn   *col = &r->cols[c];
+		bool		want = (col->attnum == attnum + 1);
+
+		if (attnum >= natts)
+		{
+			/* attributes added after the tuple was written (attmissingval) */
+			for (; c < r->ncols; c++)
+			{
+				bool		isnull;
+				Datum		d = getmissingattr(tupdesc, r->cols[c].attnum, &isnull);
+
+				if (isnull)
+					vx_set_null(&r->cols[c], row);
+				else
+					vx_store(&r->cols[c], row, d);
+			}
+			return;
+		}
+		if (hasnulls && att_isnull(attnum, bp))
+		{
+			if (want)
+			{
+				vx_set_null(col, row);
+				if (++c == r->ncols)
+					return;
+			}
+			slow = true;
+			continue;
+		}
+		if (!slow && att->attcacheoff >= 0)
+			off = att->attcacheoff;
+		else if (att->attlen == -1)
+		{
+			if (slow || off != att_nominal_alignby(off, att->attalignby))
+			{
+				off = att_pointer_alignby(off, att->attalignby, -1, tp + off);
+				slow = true;
+			}
+		}
+		else
+			off = att_nominal_alignby(off, att->attalignby);
+
+		if (want)
+		{
+			vx_store(col, row, fetch_att(tp + off, att->attbyval, att->attlen));
+			if (++c == r->ncols)
+				return;
+		}
+		off = att_addlength_pointer(off, att->attlen, tp + off);
+		if (att->attlen <= 0)
+			slow = true;
+	}
+}
+
+/*
+ * Fill up to `capacity` rows. Returns the number of rows (0: end of scan).
+ * Pins of the pages the previous batch used are released first, except the
+ * page still being read.
+ */
+int
+vx_heap_next(VxHeapReader *r, int capacity)
+{
+	int			n = 0;
+
+	/* the previous batch is consumed: drop its pages */
+	for (int i = 0; i < r->npins; i++)
+		if (r->pins[i] != r->cur_buf)
+			ReleaseBuffer(r->pins[i]);
+	r->npins = 0;
+	if (r->keep_pins && BufferIsValid(r->cur_buf))
+		r->pins[r->npins++] = r->cur_buf;
+
+	vx_reset_validity(r->cols, r->ncols, capacity);
+	while (n < capacity)
+	{
+		HeapScanDesc scan = r->scan;
+
+		if (r->cur_page == NULL || r->cur_index >= scan->rs_ntuples)
+		{
+			if (r->finished)
+				break;
+			/* the page is done: keep it pinned only if the batch uses it */
+			if (BufferIsValid(r->cur_buf) && !r->keep_pins)
+				ReleaseBuffer(r->cur_buf);
+			r->cur_buf = InvalidBuffer;
+			r->cur_page = NULL;
+			/* a batch holds a bounded number of pins; end it early */
+			if (r->keep_pins && r->npins >= r->max_pins)
+				break;
+			if (!vx_heap_next_page(r))
+				break;
+			continue;
+		}
+		{
+			OffsetNumber offnum = scan->rs_vistuples[r->cur_index++];
+			ItemId		lp = PageGetItemId(r->cur_page, offnum);
+			HeapTupleHeader tup = (HeapTupleHeader) PageGetItem(r->cur_page, lp);
+
+			vx_deform(r, tup, n);
+			if (r->tids)
+				ItemPointerSet(&r->tids[n], r->cur_block, offnum);
+			n++;
+		}
+	}
+	r->tuples += n;
+	return n;
+}
+
+/* ------------------------------------------------------------------------
+ * Slot reader (table access methods other than heap)
+ * ------------------------------------------------------------------------
+ */
+int
+vx_slot_next(TableScanDesc scan, TupleTableSlot *slot, int ncols, VxColumn *cols,
+			 ItemPointerData *tids, int capacity)
+{
+	int			n = 0;
+	int			max_attnum = ncols > 0 ? cols[ncols - 1].attnum : 0;
+
+	vx_reset_validity(cols, ncols, capacity);
+	CHECK_FOR_INTERRUPTS();
+	while (n < capacity && table_scan_getnextslot(scan, ForwardScanDirection, slot))
+	{
+		slot_getsomeattrs(slot, max_attnum);
+		for (int c = 0; c < ncols; c++)
+		{
+			int			a = cols[c].attnum - 1;
+
+			if (slot->tts_isnull[a])
+				vx_set_null(&cols[c], n);
+			else if (cols[c].kind == VX_KIND_DATUM)
+			{
+				/* the slot's next tuple invalidates it: copy into the batch's memory */
+				CompactAttribute *att = TupleDescCompactAttr(slot->tts_tupleDescriptor, a);
+
+				vx_store(&cols[c], n, datumCopy(slot->tts_values[a], att->attbyval, att->attlen));
+			}
+			else
+				vx_store(&cols[c], n, slot->tts_values[a]);
+		}
+		if (tids)
+			tids[n] = slot->tts_tid;
+		n++;
+	}
+	return n;
+}
+
+/* ------------------------------------------------------------------------
+ * Row-by-row evaluation with PostgreSQL's evaluator
+ * ------------------------------------------------------------------------
+ */
+
+/* Put row `row` of the inputs into the (virtual) scan slot. */
+static inline void
+vx_fill_slot(TupleTableSlot *slot, int ninputs, const VxInput *inputs,
+			 const ItemPointerData *tids, int row)
+{
+	for (int i = 0; i < ninputs; i++)
+	{
+		int			a = inputs[i].attnum - 1;
+
+		slot->tts_values[a] = inputs[i].values[row];
+		slot->tts_isnull[a] = !(inputs[i].validity[row >> 3] & (1 << (row & 7)));
+	}
+	if (tids)
+		slot->tts_tid = tids[row];
+}
+
+/*
+ * For each row of `rows`, in order: evaluate the qual items in order (a
+ * kernel item's result is looked up, a fallback item is evaluated by
+ * PostgreSQL) and stop at the first false or NULL; if the row passes,
+ * evaluate the fallback target items in order. This is the order in which
+ * the row executor evaluates a scan's quals and projection, so errors and
+ * volatile functions happen exactly as there. Returns the passing rows.
+ */
+int
+vx_eval_rows(ExprContext *econtext, TupleTableSlot *slot,
+			 int ninputs, const VxInput *inputs, const ItemPointerData *tids,
+			 int nrows, const uint16 *rows,
+			 int nquals, const VxQualItem *quals,
+			 int ntargets, const VxTargetItem *targets,
+			 uint16 *passing)
+{
+	int			npass = 0;
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+
+	/* a virtual tuple whose attributes the fallback reads are set per row */
+	ExecClearTuple(slot);
+	for (int a = 0; a < desc->natts; a++)
+	{
+		slot->tts_values[a] = (Datum) 0;
+		slot->tts_isnull[a] = true;
+	}
+	slot->tts_flags &= ~TTS_FLAG_EMPTY;
+	slot->tts_nvalid = desc->natts;
+	econtext->ecxt_scantuple = slot;
+
+	for (int i = 0; i < nrows; i++)
+	{
+		int			row = rows[i];
+		bool		pass = true;
+
+		vx_fill_slot(slot, ninputs, inputs, tids, row);
+		for (int q = 0; q < nquals && pass; q++)
+		{
+			if (quals[q].state == NULL)
+				pass = quals[q].kernel_result[row] != 0;
+			else
+				pass = ExecQual(quals[q].state, econtext);
+		}
+		if (!pass)
+			continue;
+		for (int t = 0; t < ntargets; t++)
+		{
+			if (targets[t].state == NULL)
+				continue;
+			targets[t].values[row] = ExecEvalExprSwitchContext(targets[t].state, econtext,
+															   &targets[t].isnull[row]);
+		}
+		passing[npass++] = (uint16) row;
+	}
+	return npass;
+}
+
+/* One scalar (a parameter) for the whole batch. */
+Datum
+vx_eval_scalar(ExprState *state, ExprContext *econtext, bool *isnull)
+{
+	return ExecEvalExprSwitchContext(state, econtext, isnull);
+}
+
+/* Whether PARAM_EXEC `paramid` is computed already (an InitPlan not yet run
+ * must run when PostgreSQL would run it, not earlier). */
+bool
+vx_param_exec_ready(ExprContext *econtext, int paramid)
+{
+	ParamExecData *prm = &econtext->ecxt_param_exec_vals[paramid];
+
+	return prm->execPlan == NULL;
+}
+
+/* Make the values of `rows` plain (inline, uncompressed), in the current
+ * memory context. */
+void
+vx_detoast(Datum *values, const uint8 *validity, int nrows, const uint16 *rows)
+{
+	for (int i = 0; i < nrows; i++)
+	{
+		int			row = rows[i];
+
+		if (!(validity[row >> 3] & (1 << (row & 7))))
+			continue;
+		/* external (a TOAST pointer; its 1-byte header is not a short
+		 * header) or compressed inline */
+		if (VARATT_IS_EXTERNAL(DatumGetPointer(values[row])) ||
+			VARATT_IS_COMPRESSED(DatumGetPointer(values[row])))
+			values[row] = PointerGetDatum(pg_detoast_datum_packed((struct varlena *) DatumGetPointer(values[row])));
+	}
+}

@@ -1,0 +1,83 @@
+/*
+ * vexec_shim.h
+ *	  The C side of vexec's per-batch loops (see vexec_shim.c). The Rust
+ *	  declarations in src/shim.rs must match these exactly.
+ */
+#ifndef VEXEC_SHIM_H
+#define VEXEC_SHIM_H
+
+#include "postgres.h"
+#include "access/relscan.h"
+#include "executor/tuptable.h"
+#include "nodes/execnodes.h"
+#include "utils/relcache.h"
+#include "utils/snapshot.h"
+
+/* How a column stores its values (the physical types of vexec_core::batch) */
+#define VX_KIND_U8		0	/* bool: a byte a value */
+#define VX_KIND_I16		1	/* int2 */
+#define VX_KIND_W4		2	/* 4-byte by-value: int4, date, float4 bits, oid */
+#define VX_KIND_W8		3	/* 8-byte by-value: int8, timestamp, float8 bits */
+#define VX_KIND_DATUM	4	/* by-reference: the Datum (pointer) */
+#define VX_KIND_CHAR	5	/* "char": widened to int16 */
+
+typedef struct VxColumn
+{
+	int32		attnum;			/* 1-based attribute number */
+	int32		kind;			/* VX_KIND_* */
+	void	   *values;			/* capacity values of the kind's width */
+	uint8	   *validity;		/* capacity bits, 1 = not NULL */
+} VxColumn;
+
+/* An input column of the row-by-row evaluator, as Datums */
+typedef struct VxInput
+{
+	int32		attnum;
+	Datum	   *values;
+	const uint8 *validity;
+} VxInput;
+
+/* A qual: evaluated by PostgreSQL (state) or a kernel's result per row */
+typedef struct VxQualItem
+{
+	ExprState  *state;			/* NULL: use kernel_result */
+	const uint8 *kernel_result; /* 1 = true (NULL and false are 0) */
+} VxQualItem;
+
+/* A target entry evaluated by PostgreSQL into values/isnull (state NULL:
+ * computed by kernels, skipped here) */
+typedef struct VxTargetItem
+{
+	ExprState  *state;
+	Datum	   *values;
+	bool	   *isnull;
+} VxTargetItem;
+
+typedef struct VxHeapReader VxHeapReader;
+
+extern TableScanDesc vx_begin_scan(Relation rel, Snapshot snapshot);
+extern TableScanDesc vx_begin_parallel_scan(Relation rel, ParallelTableScanDesc pscan);
+extern bool vx_scan_is_pagemode(TableScanDesc scan);
+
+extern VxHeapReader *vx_heap_begin(TableScanDesc scan, int ncols, VxColumn *cols,
+								   bool keep_pins, int max_pins);
+extern void vx_heap_set_tids(VxHeapReader *r, ItemPointerData *tids);
+extern int	vx_heap_next(VxHeapReader *r, int capacity);
+extern void vx_heap_release(VxHeapReader *r);
+extern void vx_heap_restart(VxHeapReader *r);
+extern void vx_heap_stats(VxHeapReader *r, uint64 *pages, uint64 *tuples);
+
+extern int	vx_slot_next(TableScanDesc scan, TupleTableSlot *slot, int ncols, VxColumn *cols,
+						 ItemPointerData *tids, int capacity);
+
+extern int	vx_eval_rows(ExprContext *econtext, TupleTableSlot *slot,
+						 int ninputs, const VxInput *inputs, const ItemPointerData *tids,
+						 int nrows, const uint16 *rows,
+						 int nquals, const VxQualItem *quals,
+						 int ntargets, const VxTargetItem *targets,
+						 uint16 *passing);
+extern Datum vx_eval_scalar(ExprState *state, ExprContext *econtext, bool *isnull);
+extern bool vx_param_exec_ready(ExprContext *econtext, int paramid);
+extern void vx_detoast(Datum *values, const uint8 *validity, int nrows, const uint16 *rows);
+
+#endif

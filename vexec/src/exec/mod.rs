@@ -1,0 +1,3 @@
+//! The vector executor nodes (CustomScan executors).
+
+pub mod scan;

@@ -1,0 +1,796 @@
+//! VecScan: a scan of one base relation that reads batches and evaluates its
+//! quals and target list on them.
+//!
+//! # Evaluation of a batch
+//!
+//! At executor start every qual (top-level conjunct) and every target entry
+//! is compiled: to a kernel expression (`vexec_core::expr::VExpr`) when all
+//! of its nodes have an exact kernel, else it stays a *fallback item* that
+//! PostgreSQL's own evaluator (ExecQual / ExecEvalExpr) computes row by row.
+//! The granularity is the whole top-level expression, on purpose: an error
+//! raised inside a fallback step of a partly vectorized expression could not
+//! be ordered against the kernel steps around it, and PostgreSQL's order of
+//! errors is part of its semantics.
+//!
+//! A batch then goes through:
+//!
+//! ```text
+//!  source -> kernel pass -------------------------> output rows
+//!              | kernel reported an error   ^  no fallback items
+//!              v                            |
+//!            row mode                  fallback pass
+//! ```
+//!
+//! 1. *Kernel pass.* The kernel quals run in order, each on the rows the
+//!    previous ones kept; the kernel targets run on the rows left. Kernels
+//!    never raise: where PostgreSQL would raise (overflow, division by zero)
+//!    they report it.
+//! 2. *Fallback pass* (only when there are fallback items). For each row that
+//!    passed the kernel quals preceding the first fallback qual, in order:
+//!    the quals in their original order (a kernel qual's result is looked up,
+//!    a fallback qual is evaluated) up to the first false, then the fallback
+//!    targets. That is the row executor's order (ExecScan), so volatile
+//!    functions run as often as there, and errors are raised at the same row
+//!    with the same message. Kernel results it relies on were computed on a
+//!    superset of the rows it visits.
+//! 3. *Row mode.* If a kernel reported an error (the kernel pass evaluated
+//!    speculatively, so PostgreSQL might not even evaluate that row), the
+//!    whole batch is evaluated by PostgreSQL's evaluator as in (2) with every
+//!    item a fallback item, which produces exactly PostgreSQL's rows, or its
+//!    error. A PARAM_EXEC whose InitPlan has not run yet also sends the batch
+//!    to row mode, so the InitPlan runs when PostgreSQL would run it.
+//!
+//! # Memory and resources
+//!
+//! Rust state lives in a `ScanState` box owned by the node; EndCustomScan
+//! drops it, and a reset callback on the query's memory context drops it if
+//! the query ends with an ERROR instead. Buffer pins and the table scan are
+//! PostgreSQL resources, released by the resource owner on ERROR. Per-batch
+//! allocations (detoasted values, fallback results, copied values of the slot
+//! reader) go to the node's per-tuple memory context, reset per batch.
+//! Interrupts are checked for every page read and every batch.
+
+use std::ffi::c_void;
+use std::ptr;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use vexec_core::batch::{full_selection, Bitmap, Column, PhysType, RowIdx};
+use vexec_core::expr::{self, EvalCtx, Host, KernelError, VExpr};
+
+use crate::expr::compile::Compiler;
+use crate::pgutil::list_ptrs;
+use crate::settings;
+use crate::shim::{self, guarded, VxInput, VxQualItem, VxTargetItem};
+use crate::source::{InputAttr, InputBatch, Source};
+
+/// The name the methods are registered under (and JSON EXPLAIN shows).
+pub const NAME: &std::ffi::CStr = c"VecScan";
+
+enum QualItem {
+    Kernel(VExpr),
+    Fallback,
+}
+
+enum TargetItem {
+    /// A plain column of the relation (batch input `index`).
+    Input(usize),
+    Kernel(VExpr),
+    Fallback,
+}
+
+/// What the node computes, fixed at executor start.
+struct Program {
+    inputs: Vec<InputAttr>,
+    quals: Vec<QualItem>,
+    targets: Vec<TargetItem>,
+    /// Parameter nodes kernels read, and the PARAM_EXEC id when it is one.
+    params: Vec<(*mut pg_sys::Param, PhysType)>,
+    needs_tids: bool,
+}
+
+impl Program {
+    fn has_fallback(&self) -> bool {
+        self.quals.iter().any(|q| matches!(q, QualItem::Fallback))
+            || self.targets.iter().any(|t| matches!(t, TargetItem::Fallback))
+    }
+
+    /// (kernel quals, kernel steps, fallback quals, kernel targets, fallback targets)
+    fn counts(&self) -> (usize, usize, usize, usize, usize) {
+        let kq: Vec<&VExpr> = self
+            .quals
+            .iter()
+            .filter_map(|q| if let QualItem::Kernel(e) = q { Some(e) } else { None })
+            .collect();
+        let steps = kq.iter().map(|e| e.steps()).sum::<usize>()
+            + self
+                .targets
+                .iter()
+                .map(|t| if let TargetItem::Kernel(e) = t { e.steps() } else { 0 })
+                .sum::<usize>();
+        let kt = self.targets.iter().filter(|t| matches!(t, TargetItem::Kernel(_))).count();
+        let ft = self.targets.iter().filter(|t| matches!(t, TargetItem::Fallback)).count();
+        (kq.len(), steps, self.quals.len() - kq.len(), kt, ft)
+    }
+}
+
+/// One output column of the current batch.
+enum OutCol {
+    Input(usize),
+    Kernel(Column),
+    Datums { values: Vec<usize>, isnull: Vec<bool> },
+}
+
+#[derive(Default)]
+struct Stats {
+    batches: u64,
+    rows_in: u64,
+    rows_out: u64,
+    row_mode_batches: u64,
+}
+
+pub struct ScanState {
+    // --- properties ---
+    program: Program,
+    capacity: usize,
+    // --- resources ---
+    rel: pg_sys::Relation,
+    source: Option<Source>,
+    econtext: *mut pg_sys::ExprContext,
+    eval_slot: *mut pg_sys::TupleTableSlot,
+    qual_states: Vec<*mut pg_sys::ExprState>,
+    target_states: Vec<*mut pg_sys::ExprState>,
+    param_states: Vec<*mut pg_sys::ExprState>,
+    // --- batch state ---
+    input: InputBatch,
+    params: Vec<Option<usize>>,
+    /// Datums of every input column (for the evaluator's slot).
+    datum_inputs: Vec<Vec<usize>>,
+    /// Per qual, the kernel's verdict per row (1 = true).
+    kernel_quals: Vec<Vec<u8>>,
+    out: Vec<OutCol>,
+    out_rows: Vec<RowIdx>,
+    out_pos: usize,
+    stats: Stats,
+}
+
+/// The node: PostgreSQL's CustomScanState, then a pointer to our state.
+#[repr(C)]
+struct VecScanNode {
+    css: pg_sys::CustomScanState,
+    state: *mut ScanState,
+}
+
+struct SyncPtr<T>(T);
+unsafe impl<T> Sync for SyncPtr<T> {}
+
+static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(pg_sys::CustomScanMethods {
+    CustomName: NAME.as_ptr(),
+    CreateCustomScanState: Some(create_state),
+});
+
+static EXEC_METHODS: SyncPtr<pg_sys::CustomExecMethods> = SyncPtr(pg_sys::CustomExecMethods {
+    CustomName: NAME.as_ptr(),
+    BeginCustomScan: Some(begin),
+    ExecCustomScan: Some(exec),
+    EndCustomScan: Some(end),
+    ReScanCustomScan: Some(rescan),
+    MarkPosCustomScan: None,
+    RestrPosCustomScan: None,
+    EstimateDSMCustomScan: Some(estimate_dsm),
+    InitializeDSMCustomScan: Some(initialize_dsm),
+    ReInitializeDSMCustomScan: Some(reinitialize_dsm),
+    InitializeWorkerCustomScan: Some(initialize_worker),
+    ShutdownCustomScan: None,
+    ExplainCustomScan: Some(explain),
+});
+
+pub fn scan_methods() -> *const pg_sys::CustomScanMethods {
+    &SCAN_METHODS.0
+}
+
+/// Register the plan node's methods by name, so that plans copied to
+/// parallel workers (and read back from text) find them.
+pub fn register() {
+    unsafe { pg_sys::RegisterCustomScanMethods(scan_methods()) };
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
+    unsafe {
+        let node = pg_sys::palloc0(std::mem::size_of::<VecScanNode>()) as *mut VecScanNode;
+        (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
+        (*node).css.flags = (*cscan).flags;
+        (*node).css.methods = &EXEC_METHODS.0;
+        node as *mut pg_sys::Node
+    }
+}
+
+unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut ScanState {
+    unsafe { &mut *(*(node as *mut VecScanNode)).state }
+}
+
+/// Drops the Rust state when the query's memory context goes away without
+/// EndCustomScan (an ERROR, a cancel).
+#[pg_guard]
+unsafe extern "C-unwind" fn drop_state(arg: *mut c_void) {
+    unsafe {
+        let node = arg as *mut VecScanNode;
+        if !(*node).state.is_null() {
+            drop(Box::from_raw((*node).state));
+            (*node).state = ptr::null_mut();
+        }
+    }
+}
+
+/// Compile the plan's quals and target list.
+unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation) -> Program {
+    unsafe {
+        let scanrelid = (*cscan).scan.scanrelid;
+        let mut c = Compiler::new(scanrelid);
+        let force_fallback = settings::DEBUG_FORCE_FALLBACK.get();
+        let mut quals = Vec::new();
+        for q in list_ptrs::<pg_sys::Node>((*cscan).scan.plan.qual) {
+            let k = if force_fallback { None } else { c.compile(q) };
+            quals.push(k.map_or(QualItem::Fallback, QualItem::Kernel));
+        }
+        let mut targets = Vec::new();
+        for te in list_ptrs::<pg_sys::TargetEntry>((*cscan).scan.plan.targetlist) {
+            let e = (*te).expr as *mut pg_sys::Node;
+            let item = if (*e).type_ == pg_sys::NodeTag::T_Var
+                && (*(e as *mut pg_sys::Var)).varno as u32 == scanrelid
+                && (*(e as *mut pg_sys::Var)).varattno > 0
+            {
+                let v = e as *mut pg_sys::Var;
+                TargetItem::Input(c.input((*v).varattno, (*v).vartype))
+            } else if force_fallback {
+                TargetItem::Fallback
+            } else {
+                c.compile(e).map_or(TargetItem::Fallback, TargetItem::Kernel)
+            };
+            targets.push(item);
+        }
+        // Every attribute any item reads is an input: the evaluator's slot
+        // is filled from the batch (in row mode for all items).
+        let mut attnos: *mut pg_sys::Bitmapset = ptr::null_mut();
+        pg_sys::pull_varattnos((*cscan).scan.plan.qual as *mut pg_sys::Node, scanrelid, &mut attnos);
+        pg_sys::pull_varattnos((*cscan).scan.plan.targetlist as *mut pg_sys::Node, scanrelid, &mut attnos);
+        let mut needs_tids = false;
+        let mut m = -1;
+        loop {
+            m = pg_sys::bms_next_member(attnos, m);
+            if m < 0 {
+                break;
+            }
+            let attnum = m + pg_sys::FirstLowInvalidHeapAttributeNumber;
+            if attnum > 0 {
+                c.input(attnum as i16, pg_sys::get_atttype((*rel).rd_id, attnum as i16));
+            } else if attnum == pg_sys::SelfItemPointerAttributeNumber {
+                needs_tids = true;
+            }
+        }
+        // The C reader wants its columns in attribute order; remap indexes.
+        let mut order: Vec<usize> = (0..c.inputs.len()).collect();
+        order.sort_by_key(|&i| c.inputs[i].attnum);
+        let mut new_index = vec![0; order.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old] = new;
+        }
+        let inputs: Vec<InputAttr> = order.iter().map(|&i| c.inputs[i]).collect();
+        for q in quals.iter_mut() {
+            if let QualItem::Kernel(e) = q {
+                remap(e, &new_index);
+            }
+        }
+        for t in targets.iter_mut() {
+            match t {
+                TargetItem::Kernel(e) => remap(e, &new_index),
+                TargetItem::Input(i) => *i = new_index[*i],
+                TargetItem::Fallback => {}
+            }
+        }
+        let params = c.params.iter().map(|p| (p.param, p.phys)).collect();
+        Program { inputs, quals, targets, params, needs_tids }
+    }
+}
+
+/// Renumber the input columns an expression reads.
+fn remap(e: &mut VExpr, new_index: &[usize]) {
+    match e {
+        VExpr::Column { index } => *index = new_index[*index],
+        VExpr::Const { .. } | VExpr::Param { .. } => {}
+        VExpr::Cmp { left, right, .. }
+        | VExpr::Arith { left, right, .. }
+        | VExpr::Date { left, right, .. }
+        | VExpr::Distinct { left, right, .. } => {
+            remap(left, new_index);
+            remap(right, new_index);
+        }
+        VExpr::Neg { arg, .. }
+        | VExpr::Cast { arg, .. }
+        | VExpr::Not(arg)
+        | VExpr::IsNull { arg, .. }
+        | VExpr::BoolTest { arg, .. }
+        | VExpr::InSet { arg, .. }
+        | VExpr::Like { arg, .. }
+        | VExpr::Length { arg, .. } => remap(arg, new_index),
+        VExpr::And(args) | VExpr::Or(args) | VExpr::Coalesce { args, .. } => {
+            args.iter_mut().for_each(|a| remap(a, new_index))
+        }
+        VExpr::Case { arms, otherwise, .. } => {
+            for (c, r) in arms.iter_mut() {
+                remap(c, new_index);
+                remap(r, new_index);
+            }
+            if let Some(o) = otherwise {
+                remap(o, new_index);
+            }
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn begin(
+    node: *mut pg_sys::CustomScanState,
+    estate: *mut pg_sys::EState,
+    eflags: i32,
+) {
+    unsafe {
+        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        let rel = (*node).ss.ss_currentRelation;
+        let program = compile_program(cscan, rel);
+        let ps = &mut (*node).ss.ps as *mut pg_sys::PlanState;
+
+        // Fallback expressions read a virtual slot we fill from the batch;
+        // tell the expression compiler so (it must not assume heap tuples).
+        (*ps).scanops = &pg_sys::TTSOpsVirtual;
+        (*ps).scanopsfixed = true;
+        (*ps).scanopsset = true;
+        let eval_slot = pg_sys::ExecInitExtraTupleSlot(estate, (*rel).rd_att, &pg_sys::TTSOpsVirtual);
+        (*eval_slot).tts_tableOid = (*rel).rd_id;
+
+        let mut qual_states = Vec::new();
+        for q in list_ptrs::<pg_sys::Node>((*cscan).scan.plan.qual) {
+            let one = pg_sys::lappend(ptr::null_mut(), q.cast());
+            qual_states.push(pg_sys::ExecInitQual(one, ps));
+        }
+        let mut target_states = Vec::new();
+        for te in list_ptrs::<pg_sys::TargetEntry>((*cscan).scan.plan.targetlist) {
+            target_states.push(pg_sys::ExecInitExpr((*te).expr, ps));
+        }
+        let param_states = program.params.iter().map(|(p, _)| pg_sys::ExecInitExpr(p.cast(), ps)).collect();
+
+        let capacity = settings::DEBUG_BATCH_SIZE.get() as usize;
+        let input = InputBatch::new(&program.inputs, capacity, program.needs_tids);
+        let nq = program.quals.len();
+        let st = Box::new(ScanState {
+            capacity,
+            rel,
+            source: None,
+            econtext: (*node).ss.ps.ps_ExprContext,
+            eval_slot,
+            qual_states,
+            target_states,
+            param_states,
+            input,
+            params: vec![None; program.params.len()],
+            datum_inputs: vec![vec![0; capacity]; program.inputs.len()],
+            kernel_quals: vec![vec![0; capacity]; nq],
+            out: Vec::new(),
+            out_rows: Vec::new(),
+            out_pos: 0,
+            stats: Stats::default(),
+            program,
+        });
+        let vnode = node as *mut VecScanNode;
+        (*vnode).state = Box::into_raw(st);
+        let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
+            as *mut pg_sys::MemoryContextCallback;
+        (*cb).func = Some(drop_state);
+        (*cb).arg = vnode.cast();
+        pg_sys::MemoryContextRegisterResetCallback((*estate).es_query_cxt, cb);
+
+        let parallel = (*(*node).ss.ps.plan).parallel_aware;
+        if eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as i32 == 0 && !parallel {
+            open_source(node, shim::vx_begin_scan(rel, (*estate).es_snapshot));
+        }
+    }
+}
+
+unsafe fn open_source(node: *mut pg_sys::CustomScanState, scan: pg_sys::TableScanDesc) {
+    unsafe {
+        let st = state(node);
+        let source = Source::new(scan, &st.program.inputs, &mut st.input);
+        st.source = Some(source);
+    }
+}
+
+/// The PostgreSQL side of kernel evaluation: detoasting in the batch's memory.
+struct PgHost;
+
+impl Host for PgHost {
+    fn detoast(&mut self, values: &mut [usize], validity: &Bitmap, rows: &[RowIdx]) {
+        let (v, b) = (values.as_mut_ptr(), validity.as_bytes().as_ptr());
+        guarded(|| unsafe { shim::vx_detoast(v, b, rows.len() as i32, rows.as_ptr()) });
+    }
+}
+
+impl ScanState {
+    /// Read and evaluate the next batch that has output rows; false at the end.
+    unsafe fn next_batch(&mut self) -> bool {
+        unsafe {
+            loop {
+                check_for_interrupts!();
+                let Some(source) = self.source.as_mut() else { return false };
+                // Per-batch memory: detoasted values, fallback results, copies.
+                pg_sys::MemoryContextReset((*self.econtext).ecxt_per_tuple_memory);
+                let old = pg_sys::MemoryContextSwitchTo((*self.econtext).ecxt_per_tuple_memory);
+                let more = source.next(&mut self.input, self.capacity);
+                pg_sys::MemoryContextSwitchTo(old);
+                if !more {
+                    return false;
+                }
+                self.stats.batches += 1;
+                self.stats.rows_in += self.input.len as u64;
+                let ok = self.eval_params().and_then(|_| self.kernel_pass());
+                match ok {
+                    Ok(rows) => {
+                        if self.program.has_fallback() {
+                            self.fallback_pass(rows, false);
+                        }
+                    }
+                    Err(_) => {
+                        self.stats.row_mode_batches += 1;
+                        let all = full_selection(self.input.len);
+                        self.fallback_pass(FallbackRows { rows: all.clone(), after_kernels: all }, true);
+                    }
+                }
+                self.out_pos = 0;
+                self.stats.rows_out += self.out_rows.len() as u64;
+                if !self.out_rows.is_empty() {
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// Parameter values for this batch. An InitPlan's output that is not
+    /// computed yet sends the batch to row mode, where it runs in its turn.
+    fn eval_params(&mut self) -> Result<(), KernelError> {
+        for i in 0..self.program.params.len() {
+            let (p, _) = self.program.params[i];
+            unsafe {
+                if (*p).paramkind == pg_sys::ParamKind::PARAM_EXEC
+                    && !shim::vx_param_exec_ready(self.econtext, (*p).paramid)
+                {
+                    return Err(KernelError { row: 0 });
+                }
+                let (state, econtext) = (self.param_states[i], self.econtext);
+                let mut isnull = false;
+                let d = guarded(|| shim::vx_eval_scalar(state, econtext, &mut isnull));
+                self.params[i] = (!isnull).then_some(d);
+            }
+        }
+        Ok(())
+    }
+
+    /// Kernel quals in order, then kernel targets. Returns the rows for the
+    /// fallback pass.
+    fn kernel_pass(&mut self) -> Result<FallbackRows, KernelError> {
+        let n = self.input.len;
+        let mut cur = full_selection(n);
+        let mut before_fallback: Option<Vec<RowIdx>> = None;
+        let param_types: Vec<PhysType> = self.program.params.iter().map(|p| p.1).collect();
+        let mut host = PgHost;
+        let mut ctx = EvalCtx {
+            inputs: &self.input.columns,
+            params: &self.params,
+            param_types: &param_types,
+            len: self.capacity,
+            host: &mut host,
+        };
+        for (qi, q) in self.program.quals.iter().enumerate() {
+            match q {
+                QualItem::Fallback => {
+                    before_fallback.get_or_insert_with(|| cur.clone());
+                }
+                QualItem::Kernel(e) => {
+                    let c = expr::eval(e, &mut ctx, &cur)?;
+                    let res = &mut self.kernel_quals[qi];
+                    cur.retain(|&r| {
+                        let pass =
+                            c.is_valid(r as usize) && vexec_core::expr::kernels::bool_at(&c, r as usize);
+                        res[r as usize] = pass as u8;
+                        pass
+                    });
+                }
+            }
+        }
+        self.out.clear();
+        for t in &self.program.targets {
+            self.out.push(match t {
+                TargetItem::Input(i) => OutCol::Input(*i),
+                TargetItem::Kernel(e) => OutCol::Kernel(expr::eval(e, &mut ctx, &cur)?),
+                TargetItem::Fallback => {
+                    OutCol::Datums { values: vec![0; self.capacity], isnull: vec![true; self.capacity] }
+                }
+            });
+        }
+        let rows = before_fallback.unwrap_or_else(|| cur.clone());
+        self.out_rows = cur.clone();
+        Ok(FallbackRows { rows, after_kernels: cur })
+    }
+
+    /// PostgreSQL's evaluator over `rows.rows`, in the row executor's order
+    /// (see the module comment). `row_mode`: every item is evaluated by
+    /// PostgreSQL, kernel results are not used.
+    fn fallback_pass(&mut self, rows: FallbackRows, row_mode: bool) {
+        let cap = self.capacity;
+        // The evaluator reads Datums of every input column.
+        for (i, col) in self.input.columns.iter().enumerate() {
+            let d = &mut self.datum_inputs[i];
+            for &r in &rows.rows {
+                d[r as usize] = col.values.datum(r as usize);
+            }
+        }
+        let inputs: Vec<VxInput> = self
+            .program
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, a)| VxInput {
+                attnum: a.attnum as i32,
+                values: self.datum_inputs[i].as_ptr(),
+                validity: self.input.columns[i].validity.as_bytes().as_ptr(),
+            })
+            .collect();
+        let quals: Vec<VxQualItem> = self
+            .program
+            .quals
+            .iter()
+            .enumerate()
+            .map(|(i, q)| match q {
+                QualItem::Kernel(_) if !row_mode => {
+                    VxQualItem { state: ptr::null_mut(), kernel_result: self.kernel_quals[i].as_ptr() }
+                }
+                _ => VxQualItem { state: self.qual_states[i], kernel_result: ptr::null() },
+            })
+            .collect();
+        if row_mode {
+            self.out = (0..self.program.targets.len())
+                .map(|_| OutCol::Datums { values: vec![0; cap], isnull: vec![true; cap] })
+                .collect();
+        }
+        let targets: Vec<VxTargetItem> = self
+            .out
+            .iter_mut()
+            .enumerate()
+            .map(|(i, o)| match o {
+                OutCol::Datums { values, isnull } => VxTargetItem {
+                    state: self.target_states[i],
+                    values: values.as_mut_ptr(),
+                    isnull: isnull.as_mut_ptr(),
+                },
+                _ => {
+                    VxTargetItem { state: ptr::null_mut(), values: ptr::null_mut(), isnull: ptr::null_mut() }
+                }
+            })
+            .collect();
+        let tids = if self.input.tids.is_empty() { ptr::null() } else { self.input.tids.as_ptr() };
+        let mut passing = vec![0u16; rows.rows.len()];
+        let (econtext, slot) = (self.econtext, self.eval_slot);
+        let n = guarded(|| unsafe {
+            shim::vx_eval_rows(
+                econtext,
+                slot,
+                inputs.len() as i32,
+                inputs.as_ptr(),
+                tids,
+                rows.rows.len() as i32,
+                rows.rows.as_ptr(),
+                quals.len() as i32,
+                quals.as_ptr(),
+                targets.len() as i32,
+                targets.as_ptr(),
+                passing.as_mut_ptr(),
+            )
+        });
+        passing.truncate(n as usize);
+        let _ = rows.after_kernels;
+        self.out_rows = passing;
+    }
+
+    /// Put output row `row` into the node's result slot.
+    unsafe fn store_row(&self, slot: *mut pg_sys::TupleTableSlot, row: usize) {
+        unsafe {
+            if (*slot).tts_flags & pg_sys::TTS_FLAG_SHOULDFREE as u16 != 0 {
+                pg_sys::ExecClearTuple(slot);
+            }
+            let values = (*slot).tts_values;
+            let isnull = (*slot).tts_isnull;
+            for (t, o) in self.out.iter().enumerate() {
+                let (d, null) = match o {
+                    OutCol::Input(i) => {
+                        let c = &self.input.columns[*i];
+                        (c.values.datum(row), !c.is_valid(row))
+                    }
+                    OutCol::Kernel(c) => (c.values.datum(row), !c.is_valid(row)),
+                    OutCol::Datums { values, isnull } => (values[row], isnull[row]),
+                };
+                *values.add(t) = pg_sys::Datum::from(d);
+                *isnull.add(t) = null;
+            }
+            (*slot).tts_flags &= !(pg_sys::TTS_FLAG_EMPTY as u16);
+            (*slot).tts_nvalid = self.out.len() as i16;
+        }
+    }
+}
+
+/// Rows for the fallback pass, and the rows that passed every kernel qual.
+struct FallbackRows {
+    rows: Vec<RowIdx>,
+    after_kernels: Vec<RowIdx>,
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    unsafe {
+        let slot = (*node).ss.ps.ps_ResultTupleSlot;
+        if state(node).source.is_none() {
+            // A parallel-aware plan run without a parallel context.
+            let estate = (*node).ss.ps.state;
+            open_source(node, shim::vx_begin_scan(state(node).rel, (*estate).es_snapshot));
+        }
+        let st = state(node);
+        loop {
+            if st.out_pos < st.out_rows.len() {
+                let row = st.out_rows[st.out_pos] as usize;
+                st.out_pos += 1;
+                st.store_row(slot, row);
+                return slot;
+            }
+            if !st.next_batch() {
+                pg_sys::ExecClearTuple(slot);
+                return slot;
+            }
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
+    unsafe {
+        let vnode = node as *mut VecScanNode;
+        if (*vnode).state.is_null() {
+            return;
+        }
+        let mut st = Box::from_raw((*vnode).state);
+        (*vnode).state = ptr::null_mut();
+        if let Some(mut s) = st.source.take() {
+            s.end();
+        }
+        drop(st);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
+    unsafe {
+        let st = state(node);
+        if let Some(s) = st.source.as_mut() {
+            s.rescan();
+        }
+        st.out_rows.clear();
+        st.out_pos = 0;
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn estimate_dsm(
+    node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+) -> pg_sys::Size {
+    unsafe {
+        let estate = (*node).ss.ps.state;
+        pg_sys::table_parallelscan_estimate((*node).ss.ss_currentRelation, (*estate).es_snapshot)
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_dsm(
+    node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut c_void,
+) {
+    unsafe {
+        let estate = (*node).ss.ps.state;
+        let rel = (*node).ss.ss_currentRelation;
+        let pscan = coordinate as pg_sys::ParallelTableScanDesc;
+        pg_sys::table_parallelscan_initialize(rel, pscan, (*estate).es_snapshot);
+        open_source(node, shim::vx_begin_parallel_scan(rel, pscan));
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn reinitialize_dsm(
+    node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut c_void,
+) {
+    unsafe {
+        pg_sys::table_parallelscan_reinitialize((*node).ss.ss_currentRelation, coordinate as _);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_worker(
+    node: *mut pg_sys::CustomScanState,
+    _toc: *mut pg_sys::shm_toc,
+    coordinate: *mut c_void,
+) {
+    unsafe {
+        let rel = (*node).ss.ss_currentRelation;
+        open_source(node, shim::vx_begin_parallel_scan(rel, coordinate as _));
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn explain(
+    node: *mut pg_sys::CustomScanState,
+    _ancestors: *mut pg_sys::List,
+    es: *mut pg_sys::ExplainState,
+) {
+    unsafe {
+        let st = state(node);
+        let (kq, steps, fq, kt, ft) = st.program.counts();
+        let prop = |label: &std::ffi::CStr, value: String| {
+            let v = std::ffi::CString::new(value).unwrap_or_default();
+            pg_sys::ExplainPropertyText(label.as_ptr(), pg_sys::pstrdup(v.as_ptr()), es);
+        };
+        if (*es).verbose {
+            prop(c"Vector Quals", format!("{kq} kernel, {fq} fallback"));
+            prop(c"Vector Targets", format!("{kt} kernel, {ft} fallback"));
+            pg_sys::ExplainPropertyInteger(c"Kernel Steps".as_ptr(), ptr::null(), steps as i64, es);
+            let source = match &st.source {
+                Some(s) if !s.is_heap() => "table access method slots",
+                _ => "heap pages",
+            };
+            prop(c"Vector Source", source.to_string());
+        }
+        if (*es).analyze {
+            pg_sys::ExplainPropertyInteger(c"Batches".as_ptr(), ptr::null(), st.stats.batches as i64, es);
+            if let Some((pages, _)) = st.source.as_ref().and_then(|s| s.stats()) {
+                pg_sys::ExplainPropertyInteger(c"Heap Pages".as_ptr(), ptr::null(), pages as i64, es);
+            }
+            if st.stats.row_mode_batches > 0 || (*es).verbose {
+                pg_sys::ExplainPropertyInteger(
+                    c"Row-Mode Batches".as_ptr(),
+                    ptr::null(),
+                    st.stats.row_mode_batches as i64,
+                    es,
+                );
+            }
+        }
+    }
+}
+
+/// For a new plan node: the id and method table of VecScan.
+pub fn make_plan(
+    rel: *mut pg_sys::RelOptInfo,
+    tlist: *mut pg_sys::List,
+    clauses: *mut pg_sys::List,
+    flags: u32,
+    private: *mut pg_sys::List,
+) -> *mut pg_sys::Plan {
+    unsafe {
+        let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+        (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
+        (*cscan).scan.plan.targetlist = tlist;
+        (*cscan).scan.plan.qual = pg_sys::extract_actual_clauses(clauses, false);
+        (*cscan).scan.scanrelid = (*rel).relid;
+        (*cscan).flags = flags;
+        (*cscan).custom_private = private;
+        (*cscan).methods = scan_methods();
+        cscan as *mut pg_sys::Plan
+    }
+}

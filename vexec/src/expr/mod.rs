@@ -1,0 +1,3 @@
+//! Expressions: compiling PostgreSQL's Expr trees into vector expressions.
+
+pub mod compile;

@@ -1,0 +1,91 @@
+//! The cost model: one place that turns a row plan's cost into the cost of
+//! its vector alternative, in PostgreSQL's units.
+//!
+//! A vector scan reads the same pages as a sequential scan, so the disk part
+//! is PostgreSQL's own (`seq_page_cost` per page). The CPU part is where
+//! vectors win, and the factors below say by how much, per tuple:
+//!
+//! - `TUPLE_FACTOR`: getting a tuple into a batch (batched visibility, only
+//!   the needed columns deformed) against `cpu_tuple_cost` for a row scan;
+//! - `KERNEL_FACTOR`: a qual or target evaluated by kernels against its
+//!   `cost_qual_eval` cost (fallback items keep their full cost);
+//! - `OUTPUT_FACTOR`: handing a row to a row-based parent (filling its slot).
+//!
+//! They were calibrated on the scan benchmark (bench/, `--queries`); keep
+//! them conservative: auto mode must never pick a vector plan that is
+//! meaningfully slower than the row plan it replaces.
+
+use pgrx::pg_sys;
+
+pub const TUPLE_FACTOR: f64 = 0.3;
+pub const KERNEL_FACTOR: f64 = 0.25;
+pub const OUTPUT_FACTOR: f64 = 0.2;
+/// Setting up a vector scan (buffers, compiled program), in cpu_operator_cost.
+pub const SETUP_OPERATORS: f64 = 100.0;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cost {
+    pub startup: f64,
+    pub total: f64,
+    pub rows: f64,
+}
+
+/// Per-tuple CPU costs of the quals and targets, split by how they run.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExprCosts {
+    pub startup: f64,
+    pub kernel_qual: f64,
+    pub fallback_qual: f64,
+    pub kernel_target: f64,
+    pub fallback_target: f64,
+}
+
+/// PostgreSQL's parallel divisor (`get_parallel_divisor` in costsize.c).
+pub fn parallel_divisor(workers: i32) -> f64 {
+    let mut d = workers as f64;
+    if unsafe { pg_sys::parallel_leader_participation } {
+        let leader = 1.0 - 0.3 * workers as f64;
+        if leader > 0.0 {
+            d += leader;
+        }
+    }
+    d
+}
+
+/// The row sequential scan of `rel` (as `cost_seqscan` computes it) and its
+/// vector alternative, for `workers` parallel workers (0: not parallel).
+pub unsafe fn seq_scan(rel: *mut pg_sys::RelOptInfo, e: &ExprCosts, workers: i32) -> (Cost, Cost) {
+    unsafe {
+        let mut spc_seq_page_cost = 0.0;
+        pg_sys::get_tablespace_page_costs((*rel).reltablespace, ptr_null(), &mut spc_seq_page_cost);
+        let disk = spc_seq_page_cost * (*rel).pages as f64;
+        let tuples = (*rel).tuples;
+        let mut rows = (*rel).rows;
+        let target = (*rel).reltarget;
+        let cpu_tuple_cost = pg_sys::cpu_tuple_cost;
+
+        let row_startup = (*rel).baserestrictcost.startup + (*target).cost.startup;
+        let mut row_cpu =
+            (cpu_tuple_cost + (*rel).baserestrictcost.per_tuple) * tuples + (*target).cost.per_tuple * rows;
+
+        let vec_startup = e.startup + (*target).cost.startup + SETUP_OPERATORS * pg_sys::cpu_operator_cost;
+        let mut vec_cpu = (cpu_tuple_cost * TUPLE_FACTOR + e.kernel_qual * KERNEL_FACTOR + e.fallback_qual)
+            * tuples
+            + (e.kernel_target * KERNEL_FACTOR + e.fallback_target + cpu_tuple_cost * OUTPUT_FACTOR) * rows;
+
+        if workers > 0 {
+            let d = parallel_divisor(workers);
+            row_cpu /= d;
+            vec_cpu /= d;
+            rows = pg_sys::clamp_row_est(rows / d);
+        }
+        (
+            Cost { startup: row_startup, total: row_startup + row_cpu + disk, rows },
+            Cost { startup: vec_startup, total: vec_startup + vec_cpu + disk, rows },
+        )
+    }
+}
+
+fn ptr_null() -> *mut f64 {
+    std::ptr::null_mut()
+}

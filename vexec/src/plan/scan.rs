@@ -1,0 +1,367 @@
+//! VecScan paths: `set_rel_pathlist_hook` offers a vector scan of each base
+//! relation next to PostgreSQL's own paths, costed by `plan::cost`.
+//!
+//! - mode off: nothing is considered;
+//! - explain: the path is costed and reported, never added;
+//! - auto: it competes in add_path (and add_partial_path for parallel plans);
+//! - force: PostgreSQL's sequential scan paths are disabled (as
+//!   `enable_seqscan = off` disables them), so the vector scan replaces every
+//!   sequential scan it can; index and bitmap scans still compete on cost.
+//!
+//! `enable_seqscan = off` disables the vector scan too (it is a sequential
+//! scan), and `vexec.enable_scan = off` stops it being considered. Every
+//! refusal is recorded with its reason for EXPLAIN (VEXEC).
+
+use std::ffi::CStr;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use vexec_core::report::{Alternative, Verdict};
+
+use super::cost::{self, ExprCosts};
+use super::report;
+use crate::expr::compile::Compiler;
+use crate::pgutil::list_ptrs;
+use crate::settings::{self, Mode};
+
+static mut PREV_HOOK: pg_sys::set_rel_pathlist_hook_type = None;
+
+struct SyncPtr<T>(T);
+unsafe impl<T> Sync for SyncPtr<T> {}
+
+static PATH_METHODS: SyncPtr<pg_sys::CustomPathMethods> = SyncPtr(pg_sys::CustomPathMethods {
+    CustomName: crate::exec::scan::NAME.as_ptr(),
+    PlanCustomPath: Some(plan_custom_path),
+    ReparameterizeCustomPathByChild: None,
+});
+
+pub fn install_hook() {
+    unsafe {
+        PREV_HOOK = pg_sys::set_rel_pathlist_hook;
+        pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn set_rel_pathlist(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rti: pg_sys::Index,
+    rte: *mut pg_sys::RangeTblEntry,
+) {
+    unsafe {
+        if let Some(prev) = PREV_HOOK {
+            prev(root, rel, rti, rte);
+        }
+        let mode = settings::MODE.get();
+        if mode != Mode::Off {
+            consider(root, rel, rti, rte, mode);
+        }
+    }
+}
+
+/// Why a vector scan of this relation cannot be built, if it cannot.
+unsafe fn refusal(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rti: pg_sys::Index,
+    rte: *mut pg_sys::RangeTblEntry,
+    mode: Mode,
+) -> Option<String> {
+    unsafe {
+        if !settings::ENABLE_SCAN.get() {
+            return Some("vexec.enable_scan is off".into());
+        }
+        let relkind = (*rte).relkind as u8;
+        if relkind == pg_sys::RELKIND_FOREIGN_TABLE {
+            return Some("foreign table".into());
+        }
+        if relkind != pg_sys::RELKIND_RELATION && relkind != pg_sys::RELKIND_MATVIEW {
+            return Some(format!("relation kind '{}' is not a table", relkind as char));
+        }
+        if !(*rte).tablesample.is_null() {
+            return Some("TABLESAMPLE".into());
+        }
+        if (*(*root).parse).resultRelation == rti as i32 {
+            return Some("target of UPDATE, DELETE or MERGE".into());
+        }
+        for rc in list_ptrs::<pg_sys::PlanRowMark>((*root).rowMarks) {
+            if (*rc).rti == rti {
+                return Some("FOR UPDATE/SHARE".into());
+            }
+        }
+        if report::cursor_options() & CURSOR_OPTIONS != 0 {
+            return Some("cursor".into());
+        }
+        if !(*rel).lateral_relids.is_null() {
+            return Some("LATERAL reference".into());
+        }
+        // System columns other than ctid and tableoid, whole-row references.
+        let mut attnos: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+        pg_sys::pull_varattnos((*(*rel).reltarget).exprs as *mut pg_sys::Node, (*rel).relid, &mut attnos);
+        for ri in list_ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
+            pg_sys::pull_varattnos((*ri).clause as *mut pg_sys::Node, (*rel).relid, &mut attnos);
+        }
+        let mut m = -1;
+        loop {
+            m = pg_sys::bms_next_member(attnos, m);
+            if m < 0 {
+                break;
+            }
+            let attnum = m + pg_sys::FirstLowInvalidHeapAttributeNumber;
+            if attnum == 0 {
+                return Some("whole-row reference".into());
+            }
+            if attnum < 0
+                && attnum != pg_sys::SelfItemPointerAttributeNumber
+                && attnum != pg_sys::TableOidAttributeNumber
+            {
+                return Some(format!("system column {}", system_column_name(attnum)));
+            }
+        }
+        let min_rows = settings::MIN_ROWS.get() as f64;
+        if mode != Mode::Force && (*rel).rows < min_rows {
+            return Some(format!(
+                "{:.0} estimated rows, fewer than vexec.min_rows ({min_rows:.0})",
+                (*rel).rows
+            ));
+        }
+        None
+    }
+}
+
+/// Cursor options of a DECLARE CURSOR (whose WHERE CURRENT OF needs a row
+/// scan's current tuple).
+const CURSOR_OPTIONS: i32 = (pg_sys::CURSOR_OPT_SCROLL
+    | pg_sys::CURSOR_OPT_NO_SCROLL
+    | pg_sys::CURSOR_OPT_INSENSITIVE
+    | pg_sys::CURSOR_OPT_ASENSITIVE
+    | pg_sys::CURSOR_OPT_HOLD) as i32;
+
+fn system_column_name(attnum: i32) -> &'static str {
+    match attnum {
+        pg_sys::MinTransactionIdAttributeNumber => "xmin",
+        pg_sys::MaxTransactionIdAttributeNumber => "xmax",
+        pg_sys::MinCommandIdAttributeNumber => "cmin",
+        pg_sys::MaxCommandIdAttributeNumber => "cmax",
+        _ => "(unknown)",
+    }
+}
+
+unsafe fn consider(
+    root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    rti: pg_sys::Index,
+    rte: *mut pg_sys::RangeTblEntry,
+    mode: Mode,
+) {
+    unsafe {
+        if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
+            || ((*rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
+                && (*rel).reloptkind != pg_sys::RelOptKind::RELOPT_OTHER_MEMBER_REL)
+            || (*rte).relkind as u8 == pg_sys::RELKIND_PARTITIONED_TABLE
+        {
+            return; // not a scan of a table (a partitioned table's partitions are)
+        }
+        let name = relation_name(rte);
+        let target = format!("on {name}");
+        if let Some(why) = refusal(root, rel, rti, rte, mode) {
+            report::record(alternative("VecScan", &target, Verdict::NotPossible(why), None, None, vec![]));
+            return;
+        }
+
+        // What would run as kernels, and what each costs.
+        let mut c = Compiler::new((*rel).relid);
+        let force_fallback = settings::DEBUG_FORCE_FALLBACK.get();
+        let mut ec = ExprCosts::default();
+        let (mut kq, mut fq, mut steps) = (0, 0, 0);
+        for ri in list_ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
+            if (*ri).pseudoconstant {
+                continue;
+            }
+            let clause = (*ri).clause as *mut pg_sys::Node;
+            let mut qc = pg_sys::QualCost::default();
+            pg_sys::cost_qual_eval_node(&mut qc, clause, root);
+            ec.startup += qc.startup;
+            match if force_fallback { None } else { c.compile(clause) } {
+                Some(e) => {
+                    kq += 1;
+                    steps += e.steps();
+                    ec.kernel_qual += qc.per_tuple;
+                }
+                None => {
+                    fq += 1;
+                    ec.fallback_qual += qc.per_tuple;
+                }
+            }
+        }
+        let details = vec![format!("quals: {kq} kernel ({steps} steps), {fq} fallback")];
+        let disabled = if pg_sys::enable_seqscan { 0 } else { 1 };
+
+        let (row, vec) = cost::seq_scan(rel, &ec, 0);
+        let id = report::next_id();
+        let path = make_path(rel, vec, disabled, id, 0);
+        offer(
+            rel,
+            mode,
+            path,
+            id,
+            alternative(
+                "VecScan",
+                &target,
+                Verdict::Chosen,
+                Some(row.total),
+                Some(vec.total),
+                details.clone(),
+            ),
+            false,
+        );
+
+        // A parallel vector scan under Gather, where a parallel scan could be.
+        if (*rel).consider_parallel && pg_sys::max_parallel_workers_per_gather > 0 {
+            let workers = pg_sys::compute_parallel_worker(
+                rel,
+                (*rel).pages as f64,
+                -1.0,
+                pg_sys::max_parallel_workers_per_gather,
+            );
+            if workers > 0 {
+                let (prow, pvec) = cost::seq_scan(rel, &ec, workers);
+                let pid = report::next_id();
+                let ppath = make_path(rel, pvec, disabled, pid, workers);
+                let mut d = details;
+                d.push(format!("{workers} workers planned"));
+                offer(
+                    rel,
+                    mode,
+                    ppath,
+                    pid,
+                    alternative(
+                        "Parallel VecScan",
+                        &target,
+                        Verdict::Chosen,
+                        Some(prow.total),
+                        Some(pvec.total),
+                        d,
+                    ),
+                    true,
+                );
+            }
+        }
+    }
+}
+
+/// Add the path as the mode says, and record it.
+unsafe fn offer(
+    rel: *mut pg_sys::RelOptInfo,
+    mode: Mode,
+    path: *mut pg_sys::CustomPath,
+    id: u32,
+    mut alt: Alternative,
+    partial: bool,
+) {
+    unsafe {
+        match mode {
+            Mode::Off => {}
+            Mode::Explain => {
+                alt.verdict = Verdict::NotChosen("explain mode".into());
+                report::record(alt);
+            }
+            Mode::Auto | Mode::Force => {
+                if mode == Mode::Force {
+                    disable_seq_scans(if partial { (*rel).partial_pathlist } else { (*rel).pathlist });
+                }
+                if partial {
+                    pg_sys::add_partial_path(rel, path as *mut pg_sys::Path);
+                } else {
+                    pg_sys::add_path(rel, path as *mut pg_sys::Path);
+                }
+                let lost = if mode == Mode::Force {
+                    "a non-sequential row path is cheaper"
+                } else {
+                    "a row path is cheaper"
+                };
+                report::record_candidate(alt, id, lost);
+            }
+        }
+    }
+}
+
+/// Force mode: PostgreSQL's sequential scans count as disabled, so the
+/// vector scan beats them whatever the costs.
+unsafe fn disable_seq_scans(paths: *mut pg_sys::List) {
+    unsafe {
+        for p in list_ptrs::<pg_sys::Path>(paths) {
+            if (*p).pathtype == pg_sys::NodeTag::T_SeqScan && (*p).param_info.is_null() {
+                (*p).disabled_nodes += 1;
+            }
+        }
+    }
+}
+
+fn alternative(
+    node: &str,
+    target: &str,
+    verdict: Verdict,
+    row_cost: Option<f64>,
+    vector_cost: Option<f64>,
+    details: Vec<String>,
+) -> Alternative {
+    Alternative { node: node.into(), target: target.into(), verdict, row_cost, vector_cost, details }
+}
+
+unsafe fn relation_name(rte: *mut pg_sys::RangeTblEntry) -> String {
+    unsafe {
+        let n = pg_sys::get_rel_name((*rte).relid);
+        if n.is_null() {
+            "?".into()
+        } else {
+            CStr::from_ptr(n).to_string_lossy().into_owned()
+        }
+    }
+}
+
+unsafe fn make_path(
+    rel: *mut pg_sys::RelOptInfo,
+    c: cost::Cost,
+    disabled: i32,
+    id: u32,
+    workers: i32,
+) -> *mut pg_sys::CustomPath {
+    unsafe {
+        let cp = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        let p = &mut (*cp).path;
+        p.type_ = pg_sys::NodeTag::T_CustomPath;
+        p.pathtype = pg_sys::NodeTag::T_CustomScan;
+        p.parent = rel;
+        p.pathtarget = (*rel).reltarget;
+        p.parallel_aware = workers > 0;
+        p.parallel_safe = (*rel).consider_parallel;
+        p.parallel_workers = workers;
+        p.rows = c.rows;
+        p.disabled_nodes = disabled;
+        p.startup_cost = c.startup;
+        p.total_cost = c.total;
+        (*cp).flags = pg_sys::CUSTOMPATH_SUPPORT_PROJECTION;
+        (*cp).custom_private = pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id as i32).cast());
+        (*cp).methods = &PATH_METHODS.0;
+        cp
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn plan_custom_path(
+    _root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    best_path: *mut pg_sys::CustomPath,
+    tlist: *mut pg_sys::List,
+    clauses: *mut pg_sys::List,
+    _custom_plans: *mut pg_sys::List,
+) -> *mut pg_sys::Plan {
+    unsafe {
+        if let Some(id) = list_ptrs::<pg_sys::Integer>((*best_path).custom_private).next() {
+            report::mark_chosen((*id).ival as u32);
+        }
+        crate::exec::scan::make_plan(rel, tlist, clauses, (*best_path).flags, (*best_path).custom_private)
+    }
+}

@@ -1,0 +1,113 @@
+//! The C shim (csrc/vexec_shim.c): declarations matching vexec_shim.h.
+//!
+//! Every call that can raise a PostgreSQL ERROR goes through [`guarded`], so
+//! the longjmp becomes a Rust panic that unwinds to the nearest #[pg_guard]
+//! entry point (and from there back into an ERROR), running destructors on
+//! the way. One guarded call per batch, never per row.
+
+use pgrx::pg_sys;
+use std::ffi::c_int;
+
+pub const KIND_U8: i32 = 0;
+pub const KIND_I16: i32 = 1;
+pub const KIND_W4: i32 = 2;
+pub const KIND_W8: i32 = 3;
+pub const KIND_DATUM: i32 = 4;
+pub const KIND_CHAR: i32 = 5;
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct VxColumn {
+    pub attnum: i32,
+    pub kind: i32,
+    pub values: *mut u8,
+    pub validity: *mut u8,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct VxInput {
+    pub attnum: i32,
+    pub values: *const usize,
+    pub validity: *const u8,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct VxQualItem {
+    pub state: *mut pg_sys::ExprState,
+    pub kernel_result: *const u8,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct VxTargetItem {
+    pub state: *mut pg_sys::ExprState,
+    pub values: *mut usize,
+    pub isnull: *mut bool,
+}
+
+#[repr(C)]
+pub struct VxHeapReader {
+    _private: [u8; 0],
+}
+
+unsafe extern "C-unwind" {
+    pub fn vx_begin_scan(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> pg_sys::TableScanDesc;
+    pub fn vx_begin_parallel_scan(
+        rel: pg_sys::Relation,
+        pscan: pg_sys::ParallelTableScanDesc,
+    ) -> pg_sys::TableScanDesc;
+    pub fn vx_scan_is_pagemode(scan: pg_sys::TableScanDesc) -> bool;
+
+    pub fn vx_heap_begin(
+        scan: pg_sys::TableScanDesc,
+        ncols: c_int,
+        cols: *mut VxColumn,
+        keep_pins: bool,
+        max_pins: c_int,
+    ) -> *mut VxHeapReader;
+    pub fn vx_heap_set_tids(r: *mut VxHeapReader, tids: *mut pg_sys::ItemPointerData);
+    pub fn vx_heap_next(r: *mut VxHeapReader, capacity: c_int) -> c_int;
+    pub fn vx_heap_release(r: *mut VxHeapReader);
+    pub fn vx_heap_restart(r: *mut VxHeapReader);
+    pub fn vx_heap_stats(r: *mut VxHeapReader, pages: *mut u64, tuples: *mut u64);
+
+    pub fn vx_slot_next(
+        scan: pg_sys::TableScanDesc,
+        slot: *mut pg_sys::TupleTableSlot,
+        ncols: c_int,
+        cols: *mut VxColumn,
+        tids: *mut pg_sys::ItemPointerData,
+        capacity: c_int,
+    ) -> c_int;
+
+    pub fn vx_eval_rows(
+        econtext: *mut pg_sys::ExprContext,
+        slot: *mut pg_sys::TupleTableSlot,
+        ninputs: c_int,
+        inputs: *const VxInput,
+        tids: *const pg_sys::ItemPointerData,
+        nrows: c_int,
+        rows: *const u16,
+        nquals: c_int,
+        quals: *const VxQualItem,
+        ntargets: c_int,
+        targets: *const VxTargetItem,
+        passing: *mut u16,
+    ) -> c_int;
+    pub fn vx_eval_scalar(
+        state: *mut pg_sys::ExprState,
+        econtext: *mut pg_sys::ExprContext,
+        isnull: *mut bool,
+    ) -> usize;
+    pub fn vx_param_exec_ready(econtext: *mut pg_sys::ExprContext, paramid: c_int) -> bool;
+    pub fn vx_detoast(values: *mut usize, validity: *const u8, nrows: c_int, rows: *const u16);
+}
+
+/// Run `f` (a call into C that may raise an ERROR) so that the ERROR becomes
+/// a panic that unwinds through Rust.
+#[inline]
+pub fn guarded<T>(f: impl FnOnce() -> T) -> T {
+    unsafe { pg_sys::ffi::pg_guard_ffi_boundary(f) }
+}

@@ -1,0 +1,197 @@
+//! Where batches come from.
+//!
+//! - heap: vexec's own page reader (csrc/vexec_shim.c): heap's read stream,
+//!   heap_prepare_pagescan() for pruning and (batched) visibility, and only
+//!   the needed columns deformed straight into the batch. Datums of
+//!   by-reference columns point into the pages, which stay pinned until the
+//!   batch is consumed (at most `MAX_PINS` pages a batch).
+//! - any other table access method: its own scan through a slot, values
+//!   copied into the batch.
+//!
+//! The scan itself (snapshot, parallel block allocation, sync scan, predicate
+//! locks) is always the access method's, opened by table_beginscan.
+
+use pgrx::pg_sys;
+use vexec_core::batch::{Column, PhysType};
+
+use crate::shim::{self, VxColumn};
+
+/// Pages one batch may keep pinned.
+const MAX_PINS: i32 = 128;
+
+/// One needed attribute of the scanned relation.
+#[derive(Debug, Clone, Copy)]
+pub struct InputAttr {
+    pub attnum: i16,
+    pub phys: PhysType,
+    /// `"char"` (1 byte by value, not bool): widened to int16.
+    pub is_char: bool,
+}
+
+impl InputAttr {
+    fn kind(&self) -> i32 {
+        match self.phys {
+            _ if self.is_char => shim::KIND_CHAR,
+            PhysType::Bool => shim::KIND_U8,
+            PhysType::I16 => shim::KIND_I16,
+            PhysType::I32 | PhysType::F32 => shim::KIND_W4,
+            PhysType::I64 | PhysType::F64 => shim::KIND_W8,
+            PhysType::Datum => shim::KIND_DATUM,
+        }
+    }
+}
+
+/// The columns the source fills, one per needed attribute.
+pub struct InputBatch {
+    pub columns: Vec<Column>,
+    /// Item pointers of the rows (when ctid is needed).
+    pub tids: Vec<pg_sys::ItemPointerData>,
+    pub len: usize,
+}
+
+impl InputBatch {
+    pub fn new(attrs: &[InputAttr], capacity: usize, with_tids: bool) -> InputBatch {
+        InputBatch {
+            columns: attrs.iter().map(|a| Column::new(a.phys, capacity)).collect(),
+            tids: if with_tids { vec![pg_sys::ItemPointerData::default(); capacity] } else { Vec::new() },
+            len: 0,
+        }
+    }
+
+    fn c_columns(&mut self, attrs: &[InputAttr]) -> Vec<VxColumn> {
+        attrs
+            .iter()
+            .zip(self.columns.iter_mut())
+            .map(|(a, c)| VxColumn {
+                attnum: a.attnum as i32,
+                kind: a.kind(),
+                values: c.values.as_mut_ptr(),
+                validity: c.validity.as_mut_ptr(),
+            })
+            .collect()
+    }
+
+    fn tids_ptr(&mut self) -> *mut pg_sys::ItemPointerData {
+        if self.tids.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            self.tids.as_mut_ptr()
+        }
+    }
+}
+
+pub enum Source {
+    Heap { scan: pg_sys::TableScanDesc, reader: *mut shim::VxHeapReader },
+    Slots { scan: pg_sys::TableScanDesc, slot: *mut pg_sys::TupleTableSlot, cols: Vec<VxColumn> },
+}
+
+impl Source {
+    /// A source over an open table scan. `batch` must not be reallocated
+    /// afterwards (the C reader keeps pointers to its buffers).
+    ///
+    /// # Safety
+    /// `scan` is an open scan of a relation whose attributes `attrs` are.
+    pub unsafe fn new(scan: pg_sys::TableScanDesc, attrs: &[InputAttr], batch: &mut InputBatch) -> Source {
+        unsafe {
+            let mut cols = batch.c_columns(attrs);
+            let rel = (*scan).rs_rd;
+            let is_heap = (*rel).rd_tableam == pg_sys::GetHeapamTableAmRoutine();
+            if is_heap && shim::vx_scan_is_pagemode(scan) && !crate::settings::DEBUG_SLOT_SOURCE.get() {
+                let keep_pins = attrs.iter().any(|a| a.phys == PhysType::Datum);
+                let reader = shim::guarded(|| {
+                    shim::vx_heap_begin(scan, cols.len() as i32, cols.as_mut_ptr(), keep_pins, MAX_PINS)
+                });
+                shim::vx_heap_set_tids(reader, batch.tids_ptr());
+                Source::Heap { scan, reader }
+            } else {
+                let slot = shim::guarded(|| pg_sys::table_slot_create(rel, std::ptr::null_mut()));
+                Source::Slots { scan, slot, cols }
+            }
+        }
+    }
+
+    pub fn is_heap(&self) -> bool {
+        matches!(self, Source::Heap { .. })
+    }
+
+    /// Fill the next batch; false at the end of the scan. By-reference
+    /// values of the slot reader are copied into the current memory context.
+    pub fn next(&mut self, batch: &mut InputBatch, capacity: usize) -> bool {
+        let n = match self {
+            Source::Heap { reader, .. } => {
+                let r = *reader;
+                shim::guarded(|| unsafe { shim::vx_heap_next(r, capacity as i32) })
+            }
+            Source::Slots { scan, slot, cols } => {
+                let (scan, slot) = (*scan, *slot);
+                let tids = batch.tids_ptr();
+                shim::guarded(|| unsafe {
+                    shim::vx_slot_next(
+                        scan,
+                        slot,
+                        cols.len() as i32,
+                        cols.as_mut_ptr(),
+                        tids,
+                        capacity as i32,
+                    )
+                })
+            }
+        };
+        batch.len = n as usize;
+        n > 0
+    }
+
+    /// Restart from the beginning (rescan).
+    pub fn rescan(&mut self) {
+        unsafe {
+            match self {
+                Source::Heap { scan, reader } => {
+                    let (s, r) = (*scan, *reader);
+                    shim::guarded(|| {
+                        shim::vx_heap_release(r);
+                        pg_sys::table_rescan(s, std::ptr::null_mut());
+                        shim::vx_heap_restart(r);
+                    });
+                }
+                Source::Slots { scan, .. } => {
+                    let s = *scan;
+                    shim::guarded(|| pg_sys::table_rescan(s, std::ptr::null_mut()));
+                }
+            }
+        }
+    }
+
+    /// (heap pages read, tuples returned), when known.
+    pub fn stats(&self) -> Option<(u64, u64)> {
+        match self {
+            Source::Heap { reader, .. } => {
+                let (mut p, mut t) = (0u64, 0u64);
+                unsafe { shim::vx_heap_stats(*reader, &mut p, &mut t) };
+                Some((p, t))
+            }
+            Source::Slots { .. } => None,
+        }
+    }
+
+    /// Release pins and end the scan.
+    pub fn end(&mut self) {
+        unsafe {
+            match self {
+                Source::Heap { scan, reader } => {
+                    let (s, r) = (*scan, *reader);
+                    shim::guarded(|| {
+                        shim::vx_heap_release(r);
+                        pg_sys::table_endscan(s);
+                    });
+                }
+                Source::Slots { scan, slot, .. } => {
+                    let (s, sl) = (*scan, *slot);
+                    shim::guarded(|| {
+                        pg_sys::ExecDropSingleTupleTableSlot(sl);
+                        pg_sys::table_endscan(s);
+                    });
+                }
+            }
+        }
+    }
+}
