@@ -26,7 +26,7 @@ endif
 export VEXEC_GIT_SHA := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 BENCH_ARGS ?=
 
-.PHONY: test run stop psql sql devroot help bench bench-quick bench-compare check-full
+.PHONY: test run stop psql sql devroot help bench bench-quick bench-scan bench-compare check-full
 
 help:
 	@echo "make test    everything CI runs (cargo tests, pgrx tests, pg_regress on 19 and 18)"
@@ -35,6 +35,7 @@ help:
 	@echo "make sql FILE=x.sql PG=19|18   run a file on a fresh temporary cluster"
 	@echo "make check-full   the correctness harness at full size"
 	@echo "make bench-quick / make bench   benchmarks (1 M hits + TPC-H SF 0.1 / 10 M + SF 1)"
+	@echo "make bench-scan    the VecScan benchmark (10 M-row table)"
 	@echo "make bench-compare A=x.csv B=y.csv   two result files side by side"
 
 devroot:
@@ -56,6 +57,11 @@ bench-quick: $(SETUP)
 
 bench: $(SETUP)
 	$(IN) tools/bench run --pk $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory bench-collect
+
+# The VecScan benchmark: 10 M rows, best of 5, off/auto/force, 0 and 2 workers.
+bench-scan: $(SETUP)
+	$(IN) tools/bench run --benchmarks scan --hot 5 $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory bench-collect
 
 # Results are written inside the dev root; keep them in the repository.

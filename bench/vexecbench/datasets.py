@@ -23,12 +23,14 @@ CLICKBENCH_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__
 
 @dataclass
 class Dataset:
-    kind: str          # "clickbench" | "tpch"
+    kind: str          # "clickbench" | "tpch" | "scan"
     size: float        # rows for clickbench, scale factor for tpch
     pk: bool = False   # hits: load with ClickBench's primary key (TPC-H always has its keys)
 
     @property
     def name(self) -> str:
+        if self.kind == "scan":
+            return f"scan_{int(self.size) // 1_000_000}m"
         if self.kind == "clickbench":
             n = int(self.size)
             label = f"{n // 1_000_000}m" if n % 1_000_000 == 0 else str(n)
@@ -39,13 +41,15 @@ class Dataset:
 
     @property
     def label(self) -> str:
+        if self.kind == "scan":
+            return f"scan table, {int(self.size):,} rows"
         if self.kind == "clickbench":
             return f"ClickBench hits-shaped, {int(self.size):,} rows" + (", primary key" if self.pk else "")
         return f"TPC-H SF {self.size}"
 
     @property
     def version(self) -> str:
-        gen = hits.GENERATOR_VERSION if self.kind == "clickbench" else "dbgen-duckdb-" + duckdb.__version__
+        gen = {"clickbench": str(hits.GENERATOR_VERSION), "scan": "1"}.get(self.kind, "dbgen-duckdb-" + duckdb.__version__)
         keys = self.pk if self.kind == "clickbench" else "keys+fk2"
         return f"{self.kind}:{self.size}:{gen}:pk={keys}"
 
@@ -119,10 +123,13 @@ def ensure_loaded(cluster: Cluster, state_dir: str, ds: Dataset, seed: int) -> N
     if loaded_version(cluster, ds) == want:
         log(f"{ds.label}: already loaded in database {ds.name}")
         return
-    src = ensure_duckdb(state_dir, ds, seed)
     with psycopg.connect(cluster.dsn("postgres"), autocommit=True) as c:
         c.execute(f"DROP DATABASE IF EXISTS {ds.name}")
         c.execute(f"CREATE DATABASE {ds.name}")
+    if ds.kind == "scan":
+        _load_scan(cluster, ds, want)
+        return
+    src = ensure_duckdb(state_dir, ds, seed)
     csv_dir = os.path.join(state_dir, "data", "csv")
     os.makedirs(csv_dir, exist_ok=True)
     con = duckdb.connect(src, read_only=True)
@@ -144,6 +151,40 @@ def ensure_loaded(cluster: Cluster, state_dir: str, ds: Dataset, seed: int) -> N
         pg.execute("CREATE TABLE bench_meta (version text)")
         pg.execute("INSERT INTO bench_meta VALUES (%s)", (want,))
     log(f"{ds.label}: loaded in {time.time() - t_all:.0f} s")
+
+
+# The scan benchmark's table: int4, int8, float8, date and text columns.
+# `a` is spread over 0..999999, `d` over four years, `s` has 20 keys of 5 %.
+SCAN_TABLE = """
+CREATE TABLE t AS SELECT
+  ((g::bigint * 7919) % 1000000)::int AS a,
+  g::bigint * 3 AS b,
+  (g % 100000) / 3.0::float8 AS c,
+  date '2020-01-01' + ((g::bigint * 31) % 1461)::int AS d,
+  'key' || ((g::bigint * 13) % 20) AS s,
+  md5(g::text) AS u
+FROM generate_series(1, {rows}) g
+"""
+
+# Its three queries (the VecScan issue's benchmark): a 1 % int and date
+# range under count(*), a 5 % text equality under two sums, a selective
+# SELECT *.
+SCAN_QUERIES = [
+    ("S1", "SELECT count(*) FROM t WHERE a BETWEEN 100000 AND 199999 AND d >= '2021-01-01' AND d < '2021-05-27'"),
+    ("S2", "SELECT sum(a), sum(b) FROM t WHERE s = 'key7'"),
+    ("S3", "SELECT * FROM t WHERE a = 123456"),
+]
+
+
+def _load_scan(cluster: Cluster, ds: Dataset, version: str) -> None:
+    t0 = time.time()
+    log(f"generating {ds.label} in PostgreSQL")
+    with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as pg:
+        pg.execute(SCAN_TABLE.format(rows=int(ds.size)))
+        pg.execute("VACUUM (ANALYZE) t")
+        pg.execute("CREATE TABLE bench_meta (version text)")
+        pg.execute("INSERT INTO bench_meta VALUES (%s)", (version,))
+    log(f"{ds.label}: loaded in {time.time() - t0:.0f} s")
 
 
 def _copy_with_progress(cluster: Cluster, db: str, table: str, csv: str, total: int) -> None:

@@ -13,7 +13,7 @@ import time
 from . import legs
 
 LEG_NAMES = ["pg18", "pg19", "diff-pgsuite", "diff-regress", "diff-tpch", "answers-tpch", "answers-clickbench",
-             "sqlsmith"]
+             "sqlsmith", "cancel"]
 
 
 def main(argv=None) -> int:
@@ -24,6 +24,7 @@ def main(argv=None) -> int:
     p.add_argument("--legs", default=",".join(LEG_NAMES))
     p.add_argument("--smith-queries", type=int)
     p.add_argument("--smith-seed", type=int, default=1)
+    p.add_argument("--cancel-iterations", type=int, default=1000)
     args = p.parse_args(argv)
     os.makedirs(args.state, exist_ok=True)
     wanted = [l for l in args.legs.split(",") if l]
@@ -38,7 +39,7 @@ def main(argv=None) -> int:
     try:
         for name in wanted:
             t0 = time.time()
-            if name in ("diff-tpch", "answers-tpch", "answers-clickbench", "sqlsmith") and cluster is None:
+            if name in ("diff-tpch", "answers-tpch", "answers-clickbench", "sqlsmith", "cancel") and cluster is None:
                 cluster = legs.check_cluster(args.state)
             if name == "pg18":
                 res = legs.leg_pg18(args.state, full)
@@ -54,6 +55,8 @@ def main(argv=None) -> int:
                 res = legs.leg_answers(cluster, args.state, "tpch", 1.0 if full else 0.1)
             elif name == "answers-clickbench":
                 res = legs.leg_answers(cluster, args.state, "clickbench", 1_000_000 if full else 100_000)
+            elif name == "cancel":
+                res = legs.leg_cancel(cluster, args.cancel_iterations)
             else:
                 n = args.smith_queries or (5000 if full else 300)
                 res = legs.leg_sqlsmith(cluster, args.state, n, args.smith_seed)

@@ -114,13 +114,42 @@ vx_scan_is_pagemode(TableScanDesc scan)
  * Heap page reader
  * ------------------------------------------------------------------------
  */
+/* A set of columns deformed together, sorted by attnum */
+typedef struct VxColumnSet
+{
+	int			ncols;
+	VxColumn   *cols;
+	int			max_attnum;
+} VxColumnSet;
+
 struct VxHeapReader
 {
 	HeapScanDesc scan;
 	TupleDesc	tupdesc;
-	int			ncols;
-	VxColumn   *cols;			/* sorted by attnum */
-	int			max_attnum;
+	/*
+	 * Early columns are deformed for every tuple as the batch is read; late
+	 * columns only for the rows that need them (vx_heap_deform_late), e.g.
+	 * those that passed the quals. Tuple pointers stay valid meanwhile: the
+	 * batch keeps its pages pinned.
+	 */
+	VxColumnSet early;
+	VxColumnSet late;
+	HeapTupleHeader *tuples;	/* the batch's tuples, when there are late columns */
+	int			capacity;
+	/*
+	 * Offsets of the leading fixed-width attributes in a tuple without NULLs
+	 * (attributes before the first variable-length one): when every needed
+	 * attribute is among them, deforming is one load per column.
+	 */
+	int			nfixed;
+	uint32	   *fixed_off;
+	/*
+	 * When the attribute after the fixed prefix is variable-length, it
+	 * starts right after the prefix (aligned unless its header is short):
+	 * 1-based attnum and the prefix's end, else 0.
+	 */
+	int			first_varlena;
+	uint32		fixed_end;
 	ItemPointerData *tids;		/* or NULL */
 	bool		keep_pins;		/* a column is by-reference */
 	int			max_pins;
@@ -132,20 +161,59 @@ struct VxHeapReader
 	uint32		cur_index;		/* next entry of scan->rs_vistuples */
 	bool		finished;
 	uint64		pages;
-	uint64		tuples;
+	uint64		ntuples_read;
 };
 
+static void
+vx_column_set(VxColumnSet *set, int ncols, const VxColumn *cols)
+{
+	set->ncols = ncols;
+	set->cols = palloc(sizeof(VxColumn) * Max(ncols, 1));
+	memcpy(set->cols, cols, sizeof(VxColumn) * ncols);
+	set->max_attnum = ncols > 0 ? cols[ncols - 1].attnum : 0;
+}
+
 VxHeapReader *
-vx_heap_begin(TableScanDesc scan, int ncols, VxColumn *cols, bool keep_pins, int max_pins)
+vx_heap_begin(TableScanDesc scan, int nearly, VxColumn *early, int nlate, VxColumn *late,
+			  int capacity, bool keep_pins, int max_pins)
 {
 	VxHeapReader *r = palloc0(sizeof(VxHeapReader));
 
 	r->scan = (HeapScanDesc) scan;
 	r->tupdesc = RelationGetDescr(scan->rs_rd);
-	r->ncols = ncols;
-	r->cols = palloc(sizeof(VxColumn) * Max(ncols, 1));
-	memcpy(r->cols, cols, sizeof(VxColumn) * ncols);
-	r->max_attnum = ncols > 0 ? cols[ncols - 1].attnum : 0;
+	vx_column_set(&r->early, nearly, early);
+	vx_column_set(&r->late, nlate, late);
+	r->capacity = capacity;
+	if (nlate > 0)
+	{
+		r->tuples = palloc(sizeof(HeapTupleHeader) * capacity);
+		keep_pins = true;
+	}
+	{
+		TupleDesc	desc = r->tupdesc;
+		uint32		off = 0;
+
+		r->fixed_off = palloc(sizeof(uint32) * Max(desc->natts, 1));
+		r->nfixed = 0;
+		for (int a = 0; a < desc->natts; a++)
+		{
+			CompactAttribute *att = TupleDescCompactAttr(desc, a);
+
+			if (att->attlen <= 0)
+			{
+				if (att->attlen == -1)
+				{
+					r->first_varlena = a + 1;
+					r->fixed_end = off;
+				}
+				break;
+			}
+			off = att_nominal_alignby(off, att->attalignby);
+			r->fixed_off[a] = off;
+			off += att->attlen;
+			r->nfixed = a + 1;
+		}
+	}
 	r->keep_pins = keep_pins;
 	r->max_pins = Max(max_pins, 2);
 	r->pins = palloc(sizeof(Buffer) * r->max_pins);
@@ -189,7 +257,7 @@ void
 vx_heap_stats(VxHeapReader *r, uint64 *pages, uint64 *tuples)
 {
 	*pages = r->pages;
-	*tuples = r->tuples;
+	*tuples = r->ntuples_read;
 }
 
 /* Move to the next page of the scan; false at the end. */
@@ -219,6 +287,19 @@ vx_heap_next_page(VxHeapReader *r)
 	r->cur_buf = buf;
 	r->cur_block = BufferGetBlockNumber(buf);
 	r->cur_page = BufferGetPage(buf);
+
+	/*
+	 * Ask for the page's tuple area in ascending address order (tuples lie
+	 * at descending addresses in line pointer order, which hardware
+	 * prefetchers follow less well), so deforming rarely waits for memory.
+	 */
+	{
+		char	   *p = (char *) r->cur_page + ((PageHeader) r->cur_page)->pd_upper;
+		char	   *end = (char *) r->cur_page + BLCKSZ;
+
+		for (; p < end; p += 64)
+			__builtin_prefetch(p);
+	}
 	r->cur_index = 0;
 	r->pages++;
 	if (r->keep_pins)
@@ -226,9 +307,9 @@ vx_heap_next_page(VxHeapReader *r)
 	return true;
 }
 
-/* Deform the needed attributes of one tuple into row `row` of the batch. */
-static inline void
-vx_deform(VxHeapReader *r, HeapTupleHeader tup, int row)
+/* Deform the attributes of `set` of one tuple into row `row` of the batch. */
+static inline __attribute__((always_inline)) void
+vx_deform(VxHeapReader *r, const VxColumnSet *set, HeapTupleHeader tup, int row)
 {
 	TupleDesc	tupdesc = r->tupdesc;
 	int			natts = HeapTupleHeaderGetNatts(tup);
@@ -239,24 +320,53 @@ vx_deform(VxHeapReader *r, HeapTupleHeader tup, int row)
 	bool		slow = false;
 	int			c = 0;
 
-	for (int attnum = 0; attnum < r->max_attnum; attnum++)
+	/*
+	 * The common case: no NULLs, every needed attribute at a fixed offset
+	 * or the variable-length one right after them.
+	 */
+	if (!hasnulls && natts >= set->max_attnum &&
+		(set->max_attnum <= r->nfixed || set->max_attnum == r->first_varlena))
+	{
+		for (c = 0; c < set->ncols; c++)
+		{
+			VxColumn   *col = &set->cols[c];
+			int			a = col->attnum - 1;
+
+			if (col->attnum == r->first_varlena)
+			{
+				CompactAttribute *att = TupleDescCompactAttr(tupdesc, a);
+				uint32		voff = att_pointer_alignby(r->fixed_end, att->attalignby, -1, tp + r->fixed_end);
+
+				vx_store(col, row, PointerGetDatum(tp + voff));
+			}
+			else
+			{
+				CompactAttribute *att = TupleDescCompactAttr(tupdesc, a);
+
+				vx_store(col, row, fetch_att(tp + r->fixed_off[a], att->attbyval, att->attlen));
+			}
+		}
+		return;
+	}
+
+	for (int attnum = 0; attnum < set->max_attnum; attnum++)
 	{
 		CompactAttribute *att = TupleDescCompactAttr(tupdesc, attnum);
-		VxColumn   *col = &r->cols[c];
+		VxColumn   *col = &set->cols[c];
 		bool		want = (col->attnum == attnum + 1);
 
 		if (attnum >= natts)
 		{
 			/* attributes added after the tuple was written (attmissingval) */
-			for (; c < r->ncols; c++)
+			for (; c < set->ncols; c++)
 			{
 				bool		isnull;
-				Datum		d = getmissingattr(tupdesc, r->cols[c].attnum, &isnull);
+				Datum		d = getmissingattr(tupdesc, set->cols[c].attnum, &isnull);
 
 				if (isnull)
-					vx_set_null(&r->cols[c], row);
+					vx_set_null(&set->cols[c], row);
 				else
-					vx_store(&r->cols[c], row, d);
+					vx_store(&set->cols[c], row, d);
 			}
 			return;
 		}
@@ -265,7 +375,7 @@ vx_deform(VxHeapReader *r, HeapTupleHeader tup, int row)
 			if (want)
 			{
 				vx_set_null(col, row);
-				if (++c == r->ncols)
+				if (++c == set->ncols)
 					return;
 			}
 			slow = true;
@@ -287,7 +397,7 @@ vx_deform(VxHeapReader *r, HeapTupleHeader tup, int row)
 		if (want)
 		{
 			vx_store(col, row, fetch_att(tp + off, att->attbyval, att->attlen));
-			if (++c == r->ncols)
+			if (++c == set->ncols)
 				return;
 		}
 		off = att_addlength_pointer(off, att->attlen, tp + off);
@@ -314,7 +424,7 @@ vx_heap_next(VxHeapReader *r, int capacity)
 	if (r->keep_pins && BufferIsValid(r->cur_buf))
 		r->pins[r->npins++] = r->cur_buf;
 
-	vx_reset_validity(r->cols, r->ncols, capacity);
+	vx_reset_validity(r->early.cols, r->early.ncols, capacity);
 	while (n < capacity)
 	{
 		HeapScanDesc scan = r->scan;
@@ -336,18 +446,36 @@ vx_heap_next(VxHeapReader *r, int capacity)
 			continue;
 		}
 		{
-			OffsetNumber offnum = scan->rs_vistuples[r->cur_index++];
-			ItemId		lp = PageGetItemId(r->cur_page, offnum);
+			OffsetNumber offnum;
+			ItemId		lp;
+
+			offnum = scan->rs_vistuples[r->cur_index++];
+			lp = PageGetItemId(r->cur_page, offnum);
 			HeapTupleHeader tup = (HeapTupleHeader) PageGetItem(r->cur_page, lp);
 
-			vx_deform(r, tup, n);
+			vx_deform(r, &r->early, tup, n);
+			if (r->tuples)
+				r->tuples[n] = tup;
 			if (r->tids)
 				ItemPointerSet(&r->tids[n], r->cur_block, offnum);
 			n++;
 		}
 	}
-	r->tuples += n;
+	r->ntuples_read += n;
 	return n;
+}
+
+/* Deform the late columns of the rows `rows` of the current batch. */
+void
+vx_heap_deform_late(VxHeapReader *r, int nrows, const uint16 *rows)
+{
+	vx_reset_validity(r->late.cols, r->late.ncols, r->capacity);
+	for (int i = 0; i < nrows; i++)
+	{
+		if (i + 4 < nrows)
+			__builtin_prefetch(r->tuples[rows[i + 4]]);
+		vx_deform(r, &r->late, r->tuples[rows[i]], rows[i]);
+	}
 }
 
 /* ------------------------------------------------------------------------

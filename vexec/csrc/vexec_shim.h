@@ -59,8 +59,10 @@ extern TableScanDesc vx_begin_scan(Relation rel, Snapshot snapshot);
 extern TableScanDesc vx_begin_parallel_scan(Relation rel, ParallelTableScanDesc pscan);
 extern bool vx_scan_is_pagemode(TableScanDesc scan);
 
-extern VxHeapReader *vx_heap_begin(TableScanDesc scan, int ncols, VxColumn *cols,
+extern VxHeapReader *vx_heap_begin(TableScanDesc scan, int nearly, VxColumn *early,
+								   int nlate, VxColumn *late, int capacity,
 								   bool keep_pins, int max_pins);
+extern void vx_heap_deform_late(VxHeapReader *r, int nrows, const uint16 *rows);
 extern void vx_heap_set_tids(VxHeapReader *r, ItemPointerData *tids);
 extern int	vx_heap_next(VxHeapReader *r, int capacity);
 extern void vx_heap_release(VxHeapReader *r);

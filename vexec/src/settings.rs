@@ -118,7 +118,7 @@ auto: they compete with row paths on cost; force: they win wherever possible.",
     }
     GucRegistry::define_int_guc(
         c"vexec.min_rows",
-        c"Fewest estimated rows for which a vector scan is considered (ignored in force mode).",
+        c"Fewest rows a table must have (as estimated) for a vector scan of it to be considered (ignored in force mode).",
         c"",
         &MIN_ROWS,
         0,

@@ -62,11 +62,15 @@ unsafe extern "C-unwind" {
 
     pub fn vx_heap_begin(
         scan: pg_sys::TableScanDesc,
-        ncols: c_int,
-        cols: *mut VxColumn,
+        nearly: c_int,
+        early: *mut VxColumn,
+        nlate: c_int,
+        late: *mut VxColumn,
+        capacity: c_int,
         keep_pins: bool,
         max_pins: c_int,
     ) -> *mut VxHeapReader;
+    pub fn vx_heap_deform_late(r: *mut VxHeapReader, nrows: c_int, rows: *const u16);
     pub fn vx_heap_set_tids(r: *mut VxHeapReader, tids: *mut pg_sys::ItemPointerData);
     pub fn vx_heap_next(r: *mut VxHeapReader, capacity: c_int) -> c_int;
     pub fn vx_heap_release(r: *mut VxHeapReader);

@@ -84,9 +84,13 @@ struct Program {
     inputs: Vec<InputAttr>,
     quals: Vec<QualItem>,
     targets: Vec<TargetItem>,
-    /// Parameter nodes kernels read, and the PARAM_EXEC id when it is one.
+    /// Parameter nodes kernels read, with their physical types.
     params: Vec<(*mut pg_sys::Param, PhysType)>,
+    param_types: Vec<PhysType>,
     needs_tids: bool,
+    /// Inputs the kernel quals read: read for every row. The others are
+    /// read only for rows the kernel quals keep (late materialization).
+    early: Vec<bool>,
 }
 
 impl Program {
@@ -290,7 +294,16 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
             }
         }
         let params = c.params.iter().map(|p| (p.param, p.phys)).collect();
-        Program { inputs, quals, targets, params, needs_tids }
+        let mut early = vec![false; inputs.len()];
+        for q in &quals {
+            if let QualItem::Kernel(e) = q {
+                let mut cols = Vec::new();
+                e.columns(&mut cols);
+                cols.into_iter().for_each(|i| early[i] = true);
+            }
+        }
+        let param_types = c.params.iter().map(|p| p.phys).collect();
+        Program { inputs, quals, targets, params, param_types, needs_tids, early }
     }
 }
 
@@ -400,7 +413,7 @@ unsafe extern "C-unwind" fn begin(
 unsafe fn open_source(node: *mut pg_sys::CustomScanState, scan: pg_sys::TableScanDesc) {
     unsafe {
         let st = state(node);
-        let source = Source::new(scan, &st.program.inputs, &mut st.input);
+        let source = Source::new(scan, &st.program.inputs, &st.program.early, &mut st.input, st.capacity);
         st.source = Some(source);
     }
 }
@@ -442,7 +455,10 @@ impl ScanState {
                     Err(_) => {
                         self.stats.row_mode_batches += 1;
                         let all = full_selection(self.input.len);
-                        self.fallback_pass(FallbackRows { rows: all.clone(), after_kernels: all }, true);
+                        if let Some(s) = self.source.as_mut() {
+                            s.deform_late(&all);
+                        }
+                        self.fallback_pass(FallbackRows { rows: all }, true);
                     }
                 }
                 self.out_pos = 0;
@@ -474,38 +490,49 @@ impl ScanState {
         Ok(())
     }
 
-    /// Kernel quals in order, then kernel targets. Returns the rows for the
-    /// fallback pass.
+    /// Kernel quals in order, the late columns of the rows they keep, then
+    /// kernel targets. Returns the rows for the fallback pass.
     fn kernel_pass(&mut self) -> Result<FallbackRows, KernelError> {
-        let n = self.input.len;
-        let mut cur = full_selection(n);
+        let mut cur = full_selection(self.input.len);
         let mut before_fallback: Option<Vec<RowIdx>> = None;
-        let param_types: Vec<PhysType> = self.program.params.iter().map(|p| p.1).collect();
         let mut host = PgHost;
-        let mut ctx = EvalCtx {
-            inputs: &self.input.columns,
-            params: &self.params,
-            param_types: &param_types,
-            len: self.capacity,
-            host: &mut host,
-        };
-        for (qi, q) in self.program.quals.iter().enumerate() {
-            match q {
-                QualItem::Fallback => {
-                    before_fallback.get_or_insert_with(|| cur.clone());
-                }
-                QualItem::Kernel(e) => {
-                    let c = expr::eval(e, &mut ctx, &cur)?;
-                    let res = &mut self.kernel_quals[qi];
-                    cur.retain(|&r| {
-                        let pass =
-                            c.is_valid(r as usize) && vexec_core::expr::kernels::bool_at(&c, r as usize);
-                        res[r as usize] = pass as u8;
-                        pass
-                    });
+        {
+            let mut ctx = EvalCtx {
+                inputs: &self.input.columns,
+                params: &self.params,
+                param_types: &self.program.param_types,
+                len: self.capacity,
+                host: &mut host,
+            };
+            let fallback_quals = self.program.quals.iter().any(|q| matches!(q, QualItem::Fallback));
+            for (qi, q) in self.program.quals.iter().enumerate() {
+                match q {
+                    QualItem::Fallback => {
+                        before_fallback.get_or_insert_with(|| cur.clone());
+                    }
+                    QualItem::Kernel(e) if fallback_quals => {
+                        // The fallback pass looks up this qual's verdict per row.
+                        let res = &mut self.kernel_quals[qi];
+                        cur.iter().for_each(|&r| res[r as usize] = 0);
+                        expr::filter(e, &mut ctx, &mut cur)?;
+                        cur.iter().for_each(|&r| res[r as usize] = 1);
+                    }
+                    QualItem::Kernel(e) => expr::filter(e, &mut ctx, &mut cur)?,
                 }
             }
         }
+        // Late columns, for the rows that may still produce output.
+        let rows = before_fallback.unwrap_or_else(|| cur.clone());
+        if let Some(s) = self.source.as_mut() {
+            s.deform_late(&rows);
+        }
+        let mut ctx = EvalCtx {
+            inputs: &self.input.columns,
+            params: &self.params,
+            param_types: &self.program.param_types,
+            len: self.capacity,
+            host: &mut host,
+        };
         self.out.clear();
         for t in &self.program.targets {
             self.out.push(match t {
@@ -516,9 +543,8 @@ impl ScanState {
                 }
             });
         }
-        let rows = before_fallback.unwrap_or_else(|| cur.clone());
-        self.out_rows = cur.clone();
-        Ok(FallbackRows { rows, after_kernels: cur })
+        self.out_rows = cur;
+        Ok(FallbackRows { rows })
     }
 
     /// PostgreSQL's evaluator over `rows.rows`, in the row executor's order
@@ -544,11 +570,14 @@ impl ScanState {
                 validity: self.input.columns[i].validity.as_bytes().as_ptr(),
             })
             .collect();
+        // Without fallback quals the rows have passed every (kernel) qual.
+        let any_fallback_qual = self.program.quals.iter().any(|q| matches!(q, QualItem::Fallback));
         let quals: Vec<VxQualItem> = self
             .program
             .quals
             .iter()
             .enumerate()
+            .filter(|_| row_mode || any_fallback_qual)
             .map(|(i, q)| match q {
                 QualItem::Kernel(_) if !row_mode => {
                     VxQualItem { state: ptr::null_mut(), kernel_result: self.kernel_quals[i].as_ptr() }
@@ -596,7 +625,6 @@ impl ScanState {
             )
         });
         passing.truncate(n as usize);
-        let _ = rows.after_kernels;
         self.out_rows = passing;
     }
 
@@ -626,10 +654,9 @@ impl ScanState {
     }
 }
 
-/// Rows for the fallback pass, and the rows that passed every kernel qual.
+/// Rows for the fallback pass.
 struct FallbackRows {
     rows: Vec<RowIdx>,
-    after_kernels: Vec<RowIdx>,
 }
 
 #[pg_guard]

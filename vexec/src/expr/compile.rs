@@ -246,7 +246,7 @@ impl Compiler {
     pub fn compile(&mut self, node: *mut pg_sys::Node) -> Option<VExpr> {
         let (ni, np) = (self.inputs.len(), self.params.len());
         match unsafe { self.node(node) } {
-            Some(t) => Some(t.e),
+            Some(t) => Some(vexec_core::expr::fold_constants(t.e)),
             None => {
                 self.inputs.truncate(ni);
                 self.params.truncate(np);

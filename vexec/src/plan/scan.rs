@@ -119,20 +119,22 @@ unsafe fn refusal(
                 return Some(format!("system column {}", system_column_name(attnum)));
             }
         }
+        // The rows the scan reads (not those it returns) pay for its setup.
         let min_rows = settings::MIN_ROWS.get() as f64;
-        if mode != Mode::Force && (*rel).rows < min_rows {
+        if mode != Mode::Force && (*rel).tuples < min_rows {
             return Some(format!(
-                "{:.0} estimated rows, fewer than vexec.min_rows ({min_rows:.0})",
-                (*rel).rows
+                "{:.0} rows in the table, fewer than vexec.min_rows ({min_rows:.0})",
+                (*rel).tuples
             ));
         }
         None
     }
 }
 
-/// Cursor options of a DECLARE CURSOR (whose WHERE CURRENT OF needs a row
-/// scan's current tuple).
-const CURSOR_OPTIONS: i32 = (pg_sys::CURSOR_OPT_SCROLL
+/// Cursor options of a DECLARE CURSOR or a PL/pgSQL cursor (DECLARE sets
+/// FAST_PLAN): UPDATE ... WHERE CURRENT OF needs a row scan's current tuple.
+const CURSOR_OPTIONS: i32 = (pg_sys::CURSOR_OPT_FAST_PLAN
+    | pg_sys::CURSOR_OPT_SCROLL
     | pg_sys::CURSOR_OPT_NO_SCROLL
     | pg_sys::CURSOR_OPT_INSENSITIVE
     | pg_sys::CURSOR_OPT_ASENSITIVE
@@ -276,11 +278,7 @@ unsafe fn offer(
                 } else {
                     pg_sys::add_path(rel, path as *mut pg_sys::Path);
                 }
-                let lost = if mode == Mode::Force {
-                    "a non-sequential row path is cheaper"
-                } else {
-                    "a row path is cheaper"
-                };
+                let lost = "another path was cheaper";
                 report::record_candidate(alt, id, lost);
             }
         }

@@ -58,11 +58,14 @@ impl InputBatch {
         }
     }
 
-    fn c_columns(&mut self, attrs: &[InputAttr]) -> Vec<VxColumn> {
+    /// The C descriptions of the columns whose index passes `pick`.
+    fn c_columns(&mut self, attrs: &[InputAttr], pick: impl Fn(usize) -> bool) -> Vec<VxColumn> {
         attrs
             .iter()
             .zip(self.columns.iter_mut())
-            .map(|(a, c)| VxColumn {
+            .enumerate()
+            .filter(|(i, _)| pick(*i))
+            .map(|(_, (a, c))| VxColumn {
                 attnum: a.attnum as i32,
                 kind: a.kind(),
                 values: c.values.as_mut_ptr(),
@@ -81,32 +84,60 @@ impl InputBatch {
 }
 
 pub enum Source {
-    Heap { scan: pg_sys::TableScanDesc, reader: *mut shim::VxHeapReader },
+    Heap { scan: pg_sys::TableScanDesc, reader: *mut shim::VxHeapReader, has_late: bool },
     Slots { scan: pg_sys::TableScanDesc, slot: *mut pg_sys::TupleTableSlot, cols: Vec<VxColumn> },
 }
 
 impl Source {
     /// A source over an open table scan. `batch` must not be reallocated
-    /// afterwards (the C reader keeps pointers to its buffers).
+    /// afterwards (the C reader keeps pointers to its buffers). Columns with
+    /// `early[i]` are read for every row; the others only for the rows passed
+    /// to `deform_late` (the slot reader reads everything early).
     ///
     /// # Safety
     /// `scan` is an open scan of a relation whose attributes `attrs` are.
-    pub unsafe fn new(scan: pg_sys::TableScanDesc, attrs: &[InputAttr], batch: &mut InputBatch) -> Source {
+    pub unsafe fn new(
+        scan: pg_sys::TableScanDesc,
+        attrs: &[InputAttr],
+        early: &[bool],
+        batch: &mut InputBatch,
+        capacity: usize,
+    ) -> Source {
         unsafe {
-            let mut cols = batch.c_columns(attrs);
             let rel = (*scan).rs_rd;
             let is_heap = (*rel).rd_tableam == pg_sys::GetHeapamTableAmRoutine();
             if is_heap && shim::vx_scan_is_pagemode(scan) && !crate::settings::DEBUG_SLOT_SOURCE.get() {
                 let keep_pins = attrs.iter().any(|a| a.phys == PhysType::Datum);
+                let mut e = batch.c_columns(attrs, |i| early[i]);
+                let mut l = batch.c_columns(attrs, |i| !early[i]);
+                let has_late = !l.is_empty();
                 let reader = shim::guarded(|| {
-                    shim::vx_heap_begin(scan, cols.len() as i32, cols.as_mut_ptr(), keep_pins, MAX_PINS)
+                    shim::vx_heap_begin(
+                        scan,
+                        e.len() as i32,
+                        e.as_mut_ptr(),
+                        l.len() as i32,
+                        l.as_mut_ptr(),
+                        capacity as i32,
+                        keep_pins,
+                        MAX_PINS,
+                    )
                 });
                 shim::vx_heap_set_tids(reader, batch.tids_ptr());
-                Source::Heap { scan, reader }
+                Source::Heap { scan, reader, has_late }
             } else {
+                let cols = batch.c_columns(attrs, |_| true);
                 let slot = shim::guarded(|| pg_sys::table_slot_create(rel, std::ptr::null_mut()));
                 Source::Slots { scan, slot, cols }
             }
+        }
+    }
+
+    /// Read the late columns of `rows` of the current batch.
+    pub fn deform_late(&mut self, rows: &[u16]) {
+        if let Source::Heap { reader, has_late: true, .. } = self {
+            let r = *reader;
+            shim::guarded(|| unsafe { shim::vx_heap_deform_late(r, rows.len() as i32, rows.as_ptr()) });
         }
     }
 
@@ -145,7 +176,7 @@ impl Source {
     pub fn rescan(&mut self) {
         unsafe {
             match self {
-                Source::Heap { scan, reader } => {
+                Source::Heap { scan, reader, .. } => {
                     let (s, r) = (*scan, *reader);
                     shim::guarded(|| {
                         shim::vx_heap_release(r);
@@ -177,7 +208,7 @@ impl Source {
     pub fn end(&mut self) {
         unsafe {
             match self {
-                Source::Heap { scan, reader } => {
+                Source::Heap { scan, reader, .. } => {
                     let (s, r) = (*scan, *reader);
                     shim::guarded(|| {
                         shim::vx_heap_release(r);

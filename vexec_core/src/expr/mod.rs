@@ -22,7 +22,7 @@
 mod eval;
 pub mod kernels;
 
-pub use eval::eval;
+pub use eval::{eval, filter, fold_constants};
 
 use crate::batch::{Column, PhysType, RowIdx};
 use kernels::like::LikePattern;
@@ -228,6 +228,55 @@ impl VExpr {
             | VExpr::Distinct { .. }
             | VExpr::InSet { .. }
             | VExpr::Like { .. } => PhysType::Bool,
+        }
+    }
+
+    /// The physical result type where it is known without the inputs' types
+    /// (for an empty result, where any type will do otherwise).
+    pub fn phys_type_hint(&self) -> PhysType {
+        match self {
+            VExpr::Const { phys, .. } | VExpr::Param { phys, .. } => *phys,
+            VExpr::Arith { phys, .. } | VExpr::Neg { phys, .. } => *phys,
+            VExpr::Cast { to, .. } => *to,
+            VExpr::Case { phys, .. } | VExpr::Coalesce { phys, .. } => *phys,
+            VExpr::Column { .. } => PhysType::Datum,
+            VExpr::Date { .. } | VExpr::Length { .. } => PhysType::I32,
+            _ => PhysType::Bool,
+        }
+    }
+
+    /// Add the input columns the expression reads to `out`.
+    pub fn columns(&self, out: &mut Vec<usize>) {
+        match self {
+            VExpr::Column { index } => out.push(*index),
+            VExpr::Const { .. } | VExpr::Param { .. } => {}
+            VExpr::Cmp { left, right, .. }
+            | VExpr::Arith { left, right, .. }
+            | VExpr::Date { left, right, .. }
+            | VExpr::Distinct { left, right, .. } => {
+                left.columns(out);
+                right.columns(out);
+            }
+            VExpr::Neg { arg, .. }
+            | VExpr::Cast { arg, .. }
+            | VExpr::Not(arg)
+            | VExpr::IsNull { arg, .. }
+            | VExpr::BoolTest { arg, .. }
+            | VExpr::InSet { arg, .. }
+            | VExpr::Like { arg, .. }
+            | VExpr::Length { arg, .. } => arg.columns(out),
+            VExpr::And(args) | VExpr::Or(args) | VExpr::Coalesce { args, .. } => {
+                args.iter().for_each(|a| a.columns(out))
+            }
+            VExpr::Case { arms, otherwise, .. } => {
+                for (c, r) in arms {
+                    c.columns(out);
+                    r.columns(out);
+                }
+                if let Some(o) = otherwise {
+                    o.columns(out);
+                }
+            }
         }
     }
 

@@ -13,6 +13,9 @@ use crate::batch::{Column, RowIdx, Values};
 
 /// Copy rows `rows` of `src` into `dst` (same physical type).
 pub fn copy_rows(dst: &mut Column, src: &Column, rows: &[RowIdx]) {
+    if rows.is_empty() {
+        return;
+    }
     macro_rules! copy {
         ($d:expr, $s:expr) => {
             for &r in rows {
