@@ -42,9 +42,9 @@ def main(argv=None) -> int:
             if name in ("diff-tpch", "answers-tpch", "answers-clickbench", "sqlsmith", "cancel") and cluster is None:
                 cluster = legs.check_cluster(args.state)
             if name == "pg18":
-                res = legs.leg_pg18(args.state, full)
+                res = legs.leg_pg18(args.state, full, expected)
             elif name == "pg19":
-                res = legs.leg_pg19(args.state, full)
+                res = legs.leg_pg19(args.state, full, expected)
             elif name == "diff-pgsuite":
                 res = legs.leg_differential_suite(args.state, full, expected)
             elif name == "diff-regress":

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 SRC = os.environ.get("VEXEC_PG18_SRC", "/opt/pg18-src/src")
 REGRESS_DIR = os.path.join(SRC, "src", "test", "regress")
 
+PG19_STATEMENT_TIMEOUT = "120s"
+
 # The default (fast) slice: the setup test and the data type groups, which
 # exercise every scalar kernel family (ints, floats, numeric, text, dates).
 SLICE_GROUPS = 3
@@ -39,6 +41,14 @@ class SuiteRun:
 
     def result_file(self, test: str) -> str:
         return os.path.join(self.out_dir, "results", test + ".out")
+
+
+def expected_files() -> SuiteRun:
+    """The suite's own expected outputs, as if they were a run's results."""
+    class Expected(SuiteRun):
+        def result_file(self, test: str) -> str:
+            return os.path.join(REGRESS_DIR, "expected", test + ".out")
+    return Expected("expected", REGRESS_DIR, 0)
 
 
 def pg_config(v: int) -> str:
@@ -95,10 +105,21 @@ def run(v: int, state: str, name: str, full: bool, preload: bool, mode: str | No
         expected_from: "SuiteRun | None" = None, port: int = 56000) -> SuiteRun:
     """One run of the suite on a temporary PostgreSQL v cluster."""
     out = os.path.join(state, name)
+    # A temporary instance left running by an interrupted run goes first.
+    pid_file = os.path.join(out, "instance", "data", "postmaster.pid")
+    if os.path.exists(pid_file):
+        subprocess.run([os.path.join(bindir(v), "pg_ctl"), "-D", os.path.dirname(pid_file), "-m", "immediate",
+                        "stop"], capture_output=True)
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     conf = os.path.join(out, "extra.conf")
     with open(conf, "w") as f:
+        if v >= 19:
+            # The 18.6 suite was not written for 19: a query of join_hash runs
+            # for ever on 19rc1 (vexec not loaded), and CREATE INDEX
+            # CONCURRENTLY in other tests then waits for it. Bound it; the
+            # same bound applies to every 19 run, so outputs stay comparable.
+            f.write(f"statement_timeout = '{PG19_STATEMENT_TIMEOUT}'\n")
         if preload:
             f.write("shared_preload_libraries = 'vexec'\n")
         if mode:
@@ -125,15 +146,34 @@ def run(v: int, state: str, name: str, full: bool, preload: bool, mode: str | No
     return SuiteRun(name, out, p.returncode, tests)
 
 
+# Lines of EXPLAIN output (text, JSON, YAML, XML), as PostgreSQL's tests print
+# them; used to compare two outputs with the plans left out.
+_PLAN_LINE = re.compile(
+    r"^(->\s*)?((Parallel |Vec |Partial |Finalize |Async )*"
+    r"(Seq Scan|Index Scan|Index Only Scan|Bitmap Heap Scan|Bitmap Index Scan|Tid Scan|Tid Range Scan|"
+    r"Sample Scan|Subquery Scan|Function Scan|Table Function Scan|Values Scan|CTE Scan|Named Tuplestore Scan|"
+    r"WorkTable Scan|Foreign Scan|Custom Scan|Result|ProjectSet|Append|Merge Append|Recursive Union|BitmapAnd|"
+    r"BitmapOr|Nested Loop|Merge|Hash|Materialize|Memoize|Sort|Incremental Sort|Group|Aggregate|"
+    r"GroupAggregate|HashAggregate|MixedAggregate|WindowAgg|Unique|SetOp|HashSetOp|LockRows|Limit|Gather|"
+    r"Gather Merge|Insert|Update|Delete|SubPlan|InitPlan|CTE)\b"
+    r"|[A-Z][A-Za-z -]*( Key| Cond| Filter| Method| Mode|Output|Workers [A-Za-z]+|Rows Removed by [A-Za-z ]+|"
+    r"Vector [A-Za-z]+|Kernel Steps|Batches|Heap Pages|Row-Mode Batches|Buffers|Disabled|Heap Fetches|"
+    r"Planning Time|Execution Time|Hits|Misses|Evictions|Overflows|Memory Usage|Peak Memory Usage|"
+    r"Storage|Relations|Strategy|Order|Replaces|Index Searches|Full-sort Groups|Pre-sorted Groups|"
+    r"Sort Space [A-Za-z]+|Settings|Worker \d+)\s*:"
+    r"|\"[A-Z][A-Za-z -]*\":|[A-Z][A-Za-z -]*: |<\/?[A-Z][A-Za-z-]*>|[\[\]{},]+$)")
+
+
 def _plan_normalized(text: str) -> list[str]:
-    """Output with vexec's node names turned into PostgreSQL's and the
-    column-width decoration of psql's table header removed."""
+    """Output with the lines of plans, psql's table headers and row-count
+    footers left out: what remains are the queries' results and errors."""
     out = []
     for line in text.splitlines():
-        line = re.sub(r"(Parallel )?Vec Seq Scan", lambda m: (m.group(1) or "") + "Seq Scan", line).rstrip()
-        if re.fullmatch(r"-+(\+-+)*", line) or line.strip() == "QUERY PLAN":
-            line = "<header>"
-        out.append(line)
+        body = line.strip().rstrip("+").strip()
+        if (_PLAN_LINE.match(body) or re.fullmatch(r"[-+]*", body) or re.fullmatch(r"\(\d+ rows?\)", body)
+                or body in ("QUERY PLAN", "")):
+            continue
+        out.append(line.rstrip())
     return out
 
 

@@ -294,3 +294,22 @@ DROP FUNCTION leak(int);
 REVOKE EXECUTE ON FUNCTION same(text) FROM vexec_reader;
 REVOKE USAGE ON SCHEMA public FROM vexec_reader;
 DROP ROLE vexec_reader;
+
+-- Few buffer pins left (temporary tables use the session's local buffers,
+-- here 100, and cursors hold 90 of them): batches end early, no row is lost.
+\c
+SET search_path = public;
+SET temp_buffers = 100;
+CREATE TEMP TABLE few_pins AS SELECT g AS a, repeat('x', 400) AS t FROM generate_series(1, 20000) g;
+ANALYZE few_pins;
+BEGIN;
+DO $$
+BEGIN
+  FOR i IN 0..89 LOOP
+    EXECUTE format('DECLARE c_%s CURSOR FOR SELECT ctid FROM few_pins WHERE ctid >= ''(%s,1)''::tid', i, i);
+    EXECUTE format('FETCH NEXT FROM c_%s', i);
+  END LOOP;
+END $$;
+SELECT same($$SELECT a, length(t) FROM few_pins WHERE a % 3 = 0$$);
+SELECT same($$SELECT count(*), sum(a) FROM few_pins$$);
+COMMIT;

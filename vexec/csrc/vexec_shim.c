@@ -31,6 +31,7 @@
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/read_stream.h"
 #include "utils/datum.h"
@@ -215,6 +216,17 @@ vx_heap_begin(TableScanDesc scan, int nearly, VxColumn *early, int nlate, VxColu
 		}
 	}
 	r->keep_pins = keep_pins;
+
+	/*
+	 * A batch keeps its pages pinned; leave most of the backend's pin budget
+	 * (shared or, for temporary tables, local buffers) to the read stream
+	 * and to other nodes.
+	 */
+	{
+		uint32		budget = RelationUsesLocalBuffers(scan->rs_rd) ? GetLocalPinLimit() : GetPinLimit();
+
+		max_pins = Min(max_pins, (int) (budget / 4));
+	}
 	r->max_pins = Max(max_pins, 2);
 	r->pins = palloc(sizeof(Buffer) * r->max_pins);
 	r->cur_buf = InvalidBuffer;
@@ -258,6 +270,13 @@ vx_heap_stats(VxHeapReader *r, uint64 *pages, uint64 *tuples)
 {
 	*pages = r->pages;
 	*tuples = r->ntuples_read;
+}
+
+/* Pins the backend may still take (shared or local buffers). */
+static inline uint32
+vx_pins_left(VxHeapReader *r)
+{
+	return RelationUsesLocalBuffers(r->scan->rs_base.rs_rd) ? GetAdditionalLocalPinLimit() : GetAdditionalPinLimit();
 }
 
 /* Move to the next page of the scan; false at the end. */
@@ -438,9 +457,20 @@ vx_heap_next(VxHeapReader *r, int capacity)
 				ReleaseBuffer(r->cur_buf);
 			r->cur_buf = InvalidBuffer;
 			r->cur_page = NULL;
-			/* a batch holds a bounded number of pins; end it early */
-			if (r->keep_pins && r->npins >= r->max_pins)
+			/*
+			 * A batch holds a bounded number of pins, and never the last
+			 * ones the backend has (the read stream needs some): end it early.
+			 */
+			if (r->keep_pins && n > 0 &&
+				(r->npins >= r->max_pins || vx_pins_left(r) < 4))
 				break;
+			/* no row of this batch is on the pinned pages: let them go */
+			if (n == 0)
+			{
+				for (int i = 0; i < r->npins; i++)
+					ReleaseBuffer(r->pins[i]);
+				r->npins = 0;
+			}
 			if (!vx_heap_next_page(r))
 				break;
 			continue;
@@ -462,6 +492,9 @@ vx_heap_next(VxHeapReader *r, int capacity)
 		}
 	}
 	r->ntuples_read += n;
+	/* what heap_getnextslot() counts a tuple at a time (pg_stat's seq_tup_read) */
+	if (pgstat_should_count_relation(r->scan->rs_base.rs_rd))
+		r->scan->rs_base.rs_rd->pgstat_info->counts.tuples_returned += n;
 	return n;
 }
 
@@ -585,10 +618,25 @@ vx_eval_rows(ExprContext *econtext, TupleTableSlot *slot,
 			continue;
 		for (int t = 0; t < ntargets; t++)
 		{
+			Datum		d;
+
 			if (targets[t].state == NULL)
 				continue;
-			targets[t].values[row] = ExecEvalExprSwitchContext(targets[t].state, econtext,
-															   &targets[t].isnull[row]);
+			d = ExecEvalExprSwitchContext(targets[t].state, econtext, &targets[t].isnull[row]);
+
+			/*
+			 * ctid is returned as a pointer to the slot's tts_tid, which the
+			 * next row overwrites: keep a copy that lives with the batch.
+			 */
+			if (!targets[t].isnull[row] && DatumGetPointer(d) == (Pointer) &slot->tts_tid)
+			{
+				ItemPointer copy = MemoryContextAlloc(econtext->ecxt_per_tuple_memory,
+													  sizeof(ItemPointerData));
+
+				*copy = slot->tts_tid;
+				d = PointerGetDatum(copy);
+			}
+			targets[t].values[row] = d;
 		}
 		passing[npass++] = (uint16) row;
 	}

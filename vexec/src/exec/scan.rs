@@ -137,6 +137,8 @@ pub struct ScanState {
     // --- properties ---
     program: Program,
     capacity: usize,
+    /// The node (for its instrumentation, which EXPLAIN ANALYZE reads).
+    node: *mut pg_sys::CustomScanState,
     // --- resources ---
     rel: pg_sys::Relation,
     source: Option<Source>,
@@ -378,6 +380,7 @@ unsafe extern "C-unwind" fn begin(
         let nq = program.quals.len();
         let st = Box::new(ScanState {
             capacity,
+            node,
             rel,
             source: None,
             econtext: (*node).ss.ps.ps_ExprContext,
@@ -463,6 +466,11 @@ impl ScanState {
                 }
                 self.out_pos = 0;
                 self.stats.rows_out += self.out_rows.len() as u64;
+                // "Rows Removed by Filter" of EXPLAIN ANALYZE (InstrCountFiltered1).
+                let instr = (*self.node).ss.ps.instrument;
+                if !instr.is_null() {
+                    (*instr).nfiltered1 += (self.input.len - self.out_rows.len()) as f64;
+                }
                 if !self.out_rows.is_empty() {
                     return true;
                 }
