@@ -38,6 +38,11 @@ install_vexec() {
     local v=$1 args=()
     [ "${VEXEC_PROFILE:-debug}" = release ] && args+=(--release)
     say "building and installing vexec into PostgreSQL $v (${VEXEC_PROFILE:-debug})"
+    # A running server has the library mapped: move it aside (a new inode)
+    # rather than let the install overwrite it in place.
+    local libdir
+    libdir=$("$(pg_config_of "$v")" --pkglibdir)
+    [ -f "$libdir/vexec.so" ] && mv -f "$libdir/vexec.so" "$libdir/vexec.so.previous"
     (cd "$VEXEC_REPO/vexec" && cargo pgrx install --pg-config "$(pg_config_of "$v")" "${args[@]}" >"$VEXEC_STATE/install-pg$v.log" 2>&1) || {
         tail -n 40 "$VEXEC_STATE/install-pg$v.log" >&2
         die "cargo pgrx install failed for PostgreSQL $v (log: $VEXEC_STATE/install-pg$v.log)"

@@ -93,8 +93,12 @@ def cmd_run(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    cl = cluster_from(args)
-    cl.start(preload=True)
+    if args.datadir:
+        # An already running cluster (make run's dev cluster).
+        cl = Cluster(args.bindir, args.datadir, args.port)
+    else:
+        cl = cluster_from(args)
+        cl.start(preload=True)
     sets = [("clickbench", Dataset("clickbench", 1_000_000), clickbench_queries(), DEMO_CLICKBENCH),
             ("tpch", Dataset("tpch", 0.1), tpch_queries(), DEMO_TPCH)]
     import psycopg
@@ -132,6 +136,7 @@ def main(argv=None) -> int:
         s.add_argument("--bindir", default="/usr/lib/postgresql/19/bin")
         s.add_argument("--port", type=int, default=5499)
         s.add_argument("--seed", type=int, default=1)
+    sub.choices["demo"].add_argument("--datadir", help="use this running cluster (its socket directory)")
     run = sub.choices["run"]
     run.add_argument("--quick", action="store_true", help="1 M hits rows and TPC-H SF 0.1")
     run.add_argument("--hits-rows", type=int)

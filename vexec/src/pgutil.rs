@@ -11,3 +11,24 @@ pub unsafe fn list_ptrs<T>(list: *mut pg_sys::List) -> impl Iterator<Item = *mut
     let len = if list.is_null() { 0 } else { unsafe { (*list).length as usize } };
     (0..len).map(move |i| unsafe { (*(*list).elements.add(i)).ptr_value as *mut T })
 }
+
+/// The attribute numbers of relation `varno` that the expressions read
+/// (system attributes negative, 0 for a whole-row reference), ascending.
+///
+/// # Safety
+/// `nodes` are expression trees (or lists of them), or null.
+pub unsafe fn attnums(nodes: &[*mut pg_sys::Node], varno: u32) -> Vec<i32> {
+    let mut set: *mut pg_sys::Bitmapset = std::ptr::null_mut();
+    for &n in nodes {
+        unsafe { pg_sys::pull_varattnos(n, varno, &mut set) };
+    }
+    let mut out = Vec::new();
+    let mut m = -1;
+    loop {
+        m = unsafe { pg_sys::bms_next_member(set, m) };
+        if m < 0 {
+            return out;
+        }
+        out.push(m + pg_sys::FirstLowInvalidHeapAttributeNumber);
+    }
+}

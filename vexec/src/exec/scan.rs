@@ -258,17 +258,12 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
         }
         // Every attribute any item reads is an input: the evaluator's slot
         // is filled from the batch (in row mode for all items).
-        let mut attnos: *mut pg_sys::Bitmapset = ptr::null_mut();
-        pg_sys::pull_varattnos((*cscan).scan.plan.qual as *mut pg_sys::Node, scanrelid, &mut attnos);
-        pg_sys::pull_varattnos((*cscan).scan.plan.targetlist as *mut pg_sys::Node, scanrelid, &mut attnos);
         let mut needs_tids = false;
-        let mut m = -1;
-        loop {
-            m = pg_sys::bms_next_member(attnos, m);
-            if m < 0 {
-                break;
-            }
-            let attnum = m + pg_sys::FirstLowInvalidHeapAttributeNumber;
+        let nodes = [
+            (*cscan).scan.plan.qual as *mut pg_sys::Node,
+            (*cscan).scan.plan.targetlist as *mut pg_sys::Node,
+        ];
+        for attnum in crate::pgutil::attnums(&nodes, scanrelid) {
             if attnum > 0 {
                 c.input(attnum as i16, pg_sys::get_atttype((*rel).rd_id, attnum as i16));
             } else if attnum == pg_sys::SelfItemPointerAttributeNumber {
@@ -285,12 +280,12 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
         let inputs: Vec<InputAttr> = order.iter().map(|&i| c.inputs[i]).collect();
         for q in quals.iter_mut() {
             if let QualItem::Kernel(e) = q {
-                remap(e, &new_index);
+                e.remap_columns(&new_index);
             }
         }
         for t in targets.iter_mut() {
             match t {
-                TargetItem::Kernel(e) => remap(e, &new_index),
+                TargetItem::Kernel(e) => e.remap_columns(&new_index),
                 TargetItem::Input(i) => *i = new_index[*i],
                 TargetItem::Fallback => {}
             }
@@ -306,41 +301,6 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
         }
         let param_types = c.params.iter().map(|p| p.phys).collect();
         Program { inputs, quals, targets, params, param_types, needs_tids, early }
-    }
-}
-
-/// Renumber the input columns an expression reads.
-fn remap(e: &mut VExpr, new_index: &[usize]) {
-    match e {
-        VExpr::Column { index } => *index = new_index[*index],
-        VExpr::Const { .. } | VExpr::Param { .. } => {}
-        VExpr::Cmp { left, right, .. }
-        | VExpr::Arith { left, right, .. }
-        | VExpr::Date { left, right, .. }
-        | VExpr::Distinct { left, right, .. } => {
-            remap(left, new_index);
-            remap(right, new_index);
-        }
-        VExpr::Neg { arg, .. }
-        | VExpr::Cast { arg, .. }
-        | VExpr::Not(arg)
-        | VExpr::IsNull { arg, .. }
-        | VExpr::BoolTest { arg, .. }
-        | VExpr::InSet { arg, .. }
-        | VExpr::Like { arg, .. }
-        | VExpr::Length { arg, .. } => remap(arg, new_index),
-        VExpr::And(args) | VExpr::Or(args) | VExpr::Coalesce { args, .. } => {
-            args.iter_mut().for_each(|a| remap(a, new_index))
-        }
-        VExpr::Case { arms, otherwise, .. } => {
-            for (c, r) in arms.iter_mut() {
-                remap(c, new_index);
-                remap(r, new_index);
-            }
-            if let Some(o) = otherwise {
-                remap(o, new_index);
-            }
-        }
     }
 }
 

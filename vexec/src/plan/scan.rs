@@ -97,18 +97,12 @@ unsafe fn refusal(
             return Some("LATERAL reference".into());
         }
         // System columns other than ctid and tableoid, whole-row references.
-        let mut attnos: *mut pg_sys::Bitmapset = std::ptr::null_mut();
-        pg_sys::pull_varattnos((*(*rel).reltarget).exprs as *mut pg_sys::Node, (*rel).relid, &mut attnos);
-        for ri in list_ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo) {
-            pg_sys::pull_varattnos((*ri).clause as *mut pg_sys::Node, (*rel).relid, &mut attnos);
-        }
-        let mut m = -1;
-        loop {
-            m = pg_sys::bms_next_member(attnos, m);
-            if m < 0 {
-                break;
-            }
-            let attnum = m + pg_sys::FirstLowInvalidHeapAttributeNumber;
+        let mut nodes = vec![(*(*rel).reltarget).exprs as *mut pg_sys::Node];
+        nodes.extend(
+            list_ptrs::<pg_sys::RestrictInfo>((*rel).baserestrictinfo)
+                .map(|ri| (*ri).clause as *mut pg_sys::Node),
+        );
+        for attnum in crate::pgutil::attnums(&nodes, (*rel).relid) {
             if attnum == 0 {
                 return Some("whole-row reference".into());
             }

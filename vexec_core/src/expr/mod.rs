@@ -245,18 +245,14 @@ impl VExpr {
         }
     }
 
-    /// Add the input columns the expression reads to `out`.
-    pub fn columns(&self, out: &mut Vec<usize>) {
+    /// The direct sub-expressions, in evaluation order.
+    pub fn children(&self) -> Vec<&VExpr> {
         match self {
-            VExpr::Column { index } => out.push(*index),
-            VExpr::Const { .. } | VExpr::Param { .. } => {}
+            VExpr::Column { .. } | VExpr::Const { .. } | VExpr::Param { .. } => vec![],
             VExpr::Cmp { left, right, .. }
             | VExpr::Arith { left, right, .. }
             | VExpr::Date { left, right, .. }
-            | VExpr::Distinct { left, right, .. } => {
-                left.columns(out);
-                right.columns(out);
-            }
+            | VExpr::Distinct { left, right, .. } => vec![left, right],
             VExpr::Neg { arg, .. }
             | VExpr::Cast { arg, .. }
             | VExpr::Not(arg)
@@ -264,30 +260,22 @@ impl VExpr {
             | VExpr::BoolTest { arg, .. }
             | VExpr::InSet { arg, .. }
             | VExpr::Like { arg, .. }
-            | VExpr::Length { arg, .. } => arg.columns(out),
-            VExpr::And(args) | VExpr::Or(args) | VExpr::Coalesce { args, .. } => {
-                args.iter().for_each(|a| a.columns(out))
-            }
+            | VExpr::Length { arg, .. } => vec![arg],
+            VExpr::And(args) | VExpr::Or(args) | VExpr::Coalesce { args, .. } => args.iter().collect(),
             VExpr::Case { arms, otherwise, .. } => {
-                for (c, r) in arms {
-                    c.columns(out);
-                    r.columns(out);
-                }
-                if let Some(o) = otherwise {
-                    o.columns(out);
-                }
+                arms.iter().flat_map(|(c, r)| [c, r]).chain(otherwise.as_deref()).collect()
             }
         }
     }
 
-    /// Number of nodes (for EXPLAIN's kernel step counts).
-    pub fn steps(&self) -> usize {
-        let kids: usize = match self {
-            VExpr::Column { .. } | VExpr::Const { .. } | VExpr::Param { .. } => return 0,
+    /// The direct sub-expressions, mutable.
+    pub fn children_mut(&mut self) -> Vec<&mut VExpr> {
+        match self {
+            VExpr::Column { .. } | VExpr::Const { .. } | VExpr::Param { .. } => vec![],
             VExpr::Cmp { left, right, .. }
             | VExpr::Arith { left, right, .. }
             | VExpr::Date { left, right, .. }
-            | VExpr::Distinct { left, right, .. } => left.steps() + right.steps(),
+            | VExpr::Distinct { left, right, .. } => vec![left, right],
             VExpr::Neg { arg, .. }
             | VExpr::Cast { arg, .. }
             | VExpr::Not(arg)
@@ -295,16 +283,37 @@ impl VExpr {
             | VExpr::BoolTest { arg, .. }
             | VExpr::InSet { arg, .. }
             | VExpr::Like { arg, .. }
-            | VExpr::Length { arg, .. } => arg.steps(),
-            VExpr::And(args) | VExpr::Or(args) | VExpr::Coalesce { args, .. } => {
-                args.iter().map(VExpr::steps).sum()
-            }
+            | VExpr::Length { arg, .. } => vec![arg],
+            VExpr::And(args) | VExpr::Or(args) | VExpr::Coalesce { args, .. } => args.iter_mut().collect(),
             VExpr::Case { arms, otherwise, .. } => {
-                arms.iter().map(|(c, r)| c.steps() + r.steps()).sum::<usize>()
-                    + otherwise.as_ref().map_or(0, |o| o.steps())
+                arms.iter_mut().flat_map(|(c, r)| [c, r]).chain(otherwise.as_deref_mut()).collect()
             }
-        };
-        kids + 1
+        }
+    }
+
+    /// Add the input columns the expression reads to `out`.
+    pub fn columns(&self, out: &mut Vec<usize>) {
+        match self {
+            VExpr::Column { index } => out.push(*index),
+            e => e.children().into_iter().for_each(|c| c.columns(out)),
+        }
+    }
+
+    /// Renumber the input columns the expression reads: column `i` becomes
+    /// `new_index[i]`.
+    pub fn remap_columns(&mut self, new_index: &[usize]) {
+        match self {
+            VExpr::Column { index } => *index = new_index[*index],
+            e => e.children_mut().into_iter().for_each(|c| c.remap_columns(new_index)),
+        }
+    }
+
+    /// Number of operator nodes (for EXPLAIN's kernel step counts).
+    pub fn steps(&self) -> usize {
+        match self {
+            VExpr::Column { .. } | VExpr::Const { .. } | VExpr::Param { .. } => 0,
+            e => 1 + e.children().into_iter().map(VExpr::steps).sum::<usize>(),
+        }
     }
 }
 
@@ -332,4 +341,39 @@ pub struct EvalCtx<'a> {
     /// Rows in the batch (the length of every column).
     pub len: usize,
     pub host: &'a mut dyn Host,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(index: usize) -> VExpr {
+        VExpr::Column { index }
+    }
+
+    #[test]
+    fn traversals_reach_every_column() {
+        // CASE WHEN c0 < c1 THEN -c2 ELSE coalesce(c3, c0) END
+        let mut e = VExpr::Case {
+            arms: vec![(
+                VExpr::Cmp {
+                    op: CmpOp::Lt,
+                    kind: CmpKind::Native,
+                    left: Box::new(col(0)),
+                    right: Box::new(col(1)),
+                },
+                VExpr::Neg { phys: PhysType::I32, arg: Box::new(col(2)) },
+            )],
+            otherwise: Some(Box::new(VExpr::Coalesce { args: vec![col(3), col(0)], phys: PhysType::I32 })),
+            phys: PhysType::I32,
+        };
+        let mut cols = vec![];
+        e.columns(&mut cols);
+        assert_eq!(cols, vec![0, 1, 2, 3, 0]);
+        assert_eq!(e.steps(), 4);
+        e.remap_columns(&[7, 6, 5, 4]);
+        cols.clear();
+        e.columns(&mut cols);
+        assert_eq!(cols, vec![7, 6, 5, 4, 7]);
+    }
 }
