@@ -5,6 +5,7 @@
 //! and micro-benchmarks exercise them without a server. The pgrx extension
 //! crate `vexec` binds them to PostgreSQL.
 
+pub mod agg;
 pub mod batch;
 pub mod expr;
 pub mod report;

@@ -1,0 +1,622 @@
+//! Vectorized transitions: one state array per aggregate, indexed by group.
+//!
+//! Each transition reproduces the PostgreSQL transition function it replaces,
+//! including its quirks, so results are PostgreSQL's bit for bit:
+//! - `sum(int2/int4)` and `avg(int2/int4)` keep an int8 sum that wraps
+//!   (`int4_sum`, `int4_avg_accum`: C addition on int64 with -fwrapv);
+//! - `sum(int8)` and `avg(int8)` keep an int128 sum (`int8_avg_accum`);
+//! - `sum(float4/float8)` starts from the first non-NULL value and adds in
+//!   row order with `float4_pl`/`float8_pl`'s overflow check;
+//! - `avg`, `var_*`, `stddev_*` over floats follow `float8_accum`
+//!   (Youngs-Cramer) in row order;
+//! - `min`/`max` keep the *later* of two equal values (`float8smaller` and
+//!   friends return their second argument unless the first is strictly
+//!   smaller/larger), which matters for -0 and 0.
+//!
+//! Rows are fed in batch order, so the per-group order is the input order, as
+//! in PostgreSQL's own Agg node.
+
+use crate::batch::{varlena, Column, RowIdx, Values};
+
+use super::groups::{GroupTable, KeyKind};
+
+/// A transition PostgreSQL would end with an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggError {
+    /// `value out of range: overflow` (22003) from float addition, at a batch row.
+    FloatOverflow { row: RowIdx },
+}
+
+/// Which float statistic the moments state ends in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MomentsFinal {
+    Avg,
+    VarPop,
+    VarSamp,
+    StddevPop,
+    StddevSamp,
+}
+
+/// The vectorized aggregates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    /// count(*).
+    CountRows,
+    /// count(x): non-NULL inputs.
+    CountValues,
+    /// count(DISTINCT x) over a hashable key kind.
+    CountDistinct(KeyKind),
+    /// sum over int2/int4: int8 result, wrapping.
+    SumInt,
+    /// sum over int8: numeric result from an int128 sum.
+    SumBigInt,
+    /// avg over int2/int4/int8: numeric result (the host divides).
+    AvgInt,
+    SumFloat4,
+    SumFloat8,
+    /// avg/var/stddev over float4 (`float4 = true`) or float8.
+    Moments {
+        fin: MomentsFinal,
+    },
+    /// min (`max = false`) or max over a by-value column in native order
+    /// (integers, dates, timestamps, bool for bool_and/bool_or/every).
+    MinMaxInt {
+        max: bool,
+    },
+    /// min/max over float4/float8 in PostgreSQL's order (NaN above all).
+    MinMaxFloat {
+        max: bool,
+    },
+    /// min/max over text/varchar under the C collation (bytewise).
+    MinMaxBytes {
+        max: bool,
+    },
+}
+
+/// An aggregate's result for one group, for the host to turn into a Datum.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AggResult<'a> {
+    Null,
+    Int(i64),
+    /// A numeric result with this integral value.
+    Numeric(i128),
+    /// numeric `sum / count` (count > 0).
+    NumericAvg {
+        sum: i128,
+        count: i64,
+    },
+    Float4(f32),
+    Float8(f64),
+    Bytes(&'a [u8]),
+}
+
+#[derive(Debug)]
+enum State {
+    Counts(Vec<i64>),
+    Distinct { counts: Vec<i64>, seen: Box<GroupTable> },
+    IntSum { sums: Vec<i64>, counts: Vec<i64> },
+    WideSum { sums: Vec<i128>, counts: Vec<i64> },
+    F32Sum { sums: Vec<f32>, seen: Vec<bool> },
+    F64Sum { sums: Vec<f64>, seen: Vec<bool> },
+    Moments { n: Vec<f64>, sx: Vec<f64>, sxx: Vec<f64> },
+    IntExtreme { values: Vec<i64>, seen: Vec<bool> },
+    FloatExtreme { values: Vec<f64>, seen: Vec<bool> },
+    BytesExtreme { values: Vec<Option<Box<[u8]>>> },
+}
+
+/// The states of one aggregate over all groups.
+#[derive(Debug)]
+pub struct Accumulator {
+    transition: Transition,
+    state: State,
+}
+
+/// PostgreSQL's float `<` (NaN equal to NaN and above every other value).
+#[inline]
+fn float_lt(a: f64, b: f64) -> bool {
+    if a.is_nan() {
+        false
+    } else {
+        b.is_nan() || a < b
+    }
+}
+
+/// `float8_pl`: the sum, or an overflow when finite inputs give infinity.
+#[inline]
+fn float8_pl(a: f64, b: f64) -> Option<f64> {
+    let r = a + b;
+    (!(r.is_infinite() && a.is_finite() && b.is_finite())).then_some(r)
+}
+
+#[inline]
+fn float4_pl(a: f32, b: f32) -> Option<f32> {
+    let r = a + b;
+    (!(r.is_infinite() && !a.is_infinite() && !b.is_infinite())).then_some(r)
+}
+
+#[inline]
+fn int_value(values: &Values, i: usize) -> i64 {
+    match values {
+        Values::Bool(v) => v[i] as i64,
+        Values::I16(v) => v[i] as i64,
+        Values::I32(v) => v[i] as i64,
+        Values::I64(v) => v[i],
+        other => panic!("integer aggregate over a {:?} column", other.phys_type()),
+    }
+}
+
+#[inline]
+fn float_value(values: &Values, i: usize) -> f64 {
+    match values {
+        Values::F32(v) => v[i] as f64,
+        Values::F64(v) => v[i],
+        other => panic!("float aggregate over a {:?} column", other.phys_type()),
+    }
+}
+
+impl Accumulator {
+    pub fn new(transition: Transition) -> Accumulator {
+        let state = match transition {
+            Transition::CountRows | Transition::CountValues => State::Counts(vec![]),
+            Transition::CountDistinct(kind) => {
+                State::Distinct { counts: vec![], seen: Box::new(GroupTable::new(&[KeyKind::Int, kind])) }
+            }
+            Transition::SumInt => State::IntSum { sums: vec![], counts: vec![] },
+            Transition::SumBigInt | Transition::AvgInt => State::WideSum { sums: vec![], counts: vec![] },
+            Transition::SumFloat4 => State::F32Sum { sums: vec![], seen: vec![] },
+            Transition::SumFloat8 => State::F64Sum { sums: vec![], seen: vec![] },
+            Transition::Moments { .. } => State::Moments { n: vec![], sx: vec![], sxx: vec![] },
+            Transition::MinMaxInt { .. } => State::IntExtreme { values: vec![], seen: vec![] },
+            Transition::MinMaxFloat { .. } => State::FloatExtreme { values: vec![], seen: vec![] },
+            Transition::MinMaxBytes { .. } => State::BytesExtreme { values: vec![] },
+        };
+        Accumulator { transition, state }
+    }
+
+    pub fn transition(&self) -> Transition {
+        self.transition
+    }
+
+    /// Make room for groups `0..n` (new groups start empty).
+    pub fn ensure_groups(&mut self, n: usize) {
+        match &mut self.state {
+            State::Counts(c) | State::Distinct { counts: c, .. } => c.resize(n, 0),
+            State::IntSum { sums, counts } => {
+                sums.resize(n, 0);
+                counts.resize(n, 0);
+            }
+            State::WideSum { sums, counts } => {
+                sums.resize(n, 0);
+                counts.resize(n, 0);
+            }
+            State::F32Sum { sums, seen } => {
+                sums.resize(n, 0.0);
+                seen.resize(n, false);
+            }
+            State::F64Sum { sums, seen } => {
+                sums.resize(n, 0.0);
+                seen.resize(n, false);
+            }
+            State::Moments { n: cnt, sx, sxx } => {
+                cnt.resize(n, 0.0);
+                sx.resize(n, 0.0);
+                sxx.resize(n, 0.0);
+            }
+            State::IntExtreme { values, seen } => {
+                values.resize(n, 0);
+                seen.resize(n, false);
+            }
+            State::FloatExtreme { values, seen } => {
+                values.resize(n, 0.0);
+                seen.resize(n, false);
+            }
+            State::BytesExtreme { values } => values.resize(n, None),
+        }
+    }
+
+    /// Feed the batch rows `rows`, row `rows[i]` into group `groups[i]`, in
+    /// order. `arg` is the aggregate's argument column (None for count(*)).
+    /// Groups must exist ([`Accumulator::ensure_groups`]).
+    ///
+    /// # Safety
+    /// For byte transitions the argument's valid values point to plain varlenas.
+    pub unsafe fn update(
+        &mut self,
+        groups: &[u32],
+        rows: &[RowIdx],
+        arg: Option<&Column>,
+    ) -> Result<(), AggError> {
+        debug_assert_eq!(groups.len(), rows.len());
+        let pairs = groups.iter().map(|&g| g as usize).zip(rows.iter().map(|&r| r as usize));
+        if let State::Counts(counts) = &mut self.state {
+            if self.transition == Transition::CountRows {
+                pairs.for_each(|(g, _)| counts[g] += 1);
+                return Ok(());
+            }
+        }
+        let col = arg.expect("the aggregate has an argument");
+        let live = pairs.filter(|&(_, r)| col.is_valid(r));
+        match (&mut self.state, self.transition) {
+            (State::Counts(counts), _) => live.for_each(|(g, _)| counts[g] += 1),
+            (State::Distinct { counts, seen }, _) => {
+                // New (group, value) pairs are the distinct values of a group.
+                let (gs, rs): (Vec<u32>, Vec<RowIdx>) = live.map(|(g, r)| (g as u32, r as RowIdx)).unzip();
+                let mut group_col = Column::new(crate::batch::PhysType::I64, col.len());
+                if let Values::I64(v) = &mut group_col.values {
+                    for (&g, &r) in gs.iter().zip(&rs) {
+                        v[r as usize] = g as i64;
+                    }
+                }
+                let before = seen.len();
+                let mut ids = Vec::with_capacity(rs.len());
+                unsafe { seen.assign(&[&group_col, col], &rs, &mut ids) };
+                // Ids at or past `before` that are first met here are new pairs.
+                let mut next = before as u32;
+                for (&id, &g) in ids.iter().zip(&gs) {
+                    if id == next {
+                        counts[g as usize] += 1;
+                        next += 1;
+                    }
+                }
+            }
+            (State::IntSum { sums, counts }, _) => {
+                for (g, r) in live {
+                    sums[g] = sums[g].wrapping_add(int_value(&col.values, r));
+                    counts[g] += 1;
+                }
+            }
+            (State::WideSum { sums, counts }, _) => {
+                for (g, r) in live {
+                    sums[g] += int_value(&col.values, r) as i128;
+                    counts[g] += 1;
+                }
+            }
+            (State::F32Sum { sums, seen }, _) => {
+                let Values::F32(v) = &col.values else { panic!("sum(float4) over a non-float4 column") };
+                for (g, r) in live {
+                    if seen[g] {
+                        sums[g] =
+                            float4_pl(sums[g], v[r]).ok_or(AggError::FloatOverflow { row: r as RowIdx })?;
+                    } else {
+                        sums[g] = v[r];
+                        seen[g] = true;
+                    }
+                }
+            }
+            (State::F64Sum { sums, seen }, _) => {
+                let Values::F64(v) = &col.values else { panic!("sum(float8) over a non-float8 column") };
+                for (g, r) in live {
+                    if seen[g] {
+                        sums[g] =
+                            float8_pl(sums[g], v[r]).ok_or(AggError::FloatOverflow { row: r as RowIdx })?;
+                    } else {
+                        sums[g] = v[r];
+                        seen[g] = true;
+                    }
+                }
+            }
+            (State::Moments { n, sx, sxx }, _) => {
+                for (g, r) in live {
+                    let x = float_value(&col.values, r);
+                    // float8_accum, step by step.
+                    let n0 = n[g];
+                    let sx0 = sx[g];
+                    let nn = n0 + 1.0;
+                    let s = sx0 + x;
+                    let mut q = sxx[g];
+                    if n0 > 0.0 {
+                        let tmp = x * nn - s;
+                        q += tmp * tmp / (nn * n0);
+                        if s.is_infinite() || q.is_infinite() {
+                            if !sx0.is_infinite() && !x.is_infinite() {
+                                return Err(AggError::FloatOverflow { row: r as RowIdx });
+                            }
+                            q = f64::NAN;
+                        }
+                    } else if x.is_nan() || x.is_infinite() {
+                        q = f64::NAN;
+                    }
+                    n[g] = nn;
+                    sx[g] = s;
+                    sxx[g] = q;
+                }
+            }
+            (State::IntExtreme { values, seen }, Transition::MinMaxInt { max }) => {
+                for (g, r) in live {
+                    let x = int_value(&col.values, r);
+                    if !seen[g] || (if max { x > values[g] } else { x < values[g] }) {
+                        values[g] = x;
+                        seen[g] = true;
+                    }
+                }
+            }
+            (State::FloatExtreme { values, seen }, Transition::MinMaxFloat { max }) => {
+                for (g, r) in live {
+                    let x = float_value(&col.values, r);
+                    // smaller(state, x) keeps the state only when strictly smaller.
+                    let keep = seen[g] && if max { float_lt(x, values[g]) } else { float_lt(values[g], x) };
+                    if !keep {
+                        values[g] = x;
+                        seen[g] = true;
+                    }
+                }
+            }
+            (State::BytesExtreme { values }, Transition::MinMaxBytes { max }) => {
+                let Values::Datum(v) = &col.values else { panic!("text min/max over a by-value column") };
+                for (g, r) in live {
+                    let x = unsafe { varlena::bytes(v[r] as *const u8) };
+                    let replace = match &values[g] {
+                        None => true,
+                        Some(cur) => {
+                            if max {
+                                **cur <= *x
+                            } else {
+                                *x <= **cur
+                            }
+                        }
+                    };
+                    if replace && values[g].as_deref() != Some(x) {
+                        values[g] = Some(x.into());
+                    }
+                }
+            }
+            (_, t) => unreachable!("state does not match transition {t:?}"),
+        }
+        Ok(())
+    }
+
+    /// The result for group `g`.
+    pub fn result(&self, g: usize) -> AggResult<'_> {
+        match (&self.state, self.transition) {
+            (State::Counts(c), _) | (State::Distinct { counts: c, .. }, _) => AggResult::Int(c[g]),
+            (State::IntSum { sums, counts }, _) => {
+                if counts[g] == 0 {
+                    AggResult::Null
+                } else {
+                    AggResult::Int(sums[g])
+                }
+            }
+            (State::WideSum { sums, counts }, t) => match (counts[g], t) {
+                (0, _) => AggResult::Null,
+                (_, Transition::AvgInt) => AggResult::NumericAvg { sum: sums[g], count: counts[g] },
+                _ => AggResult::Numeric(sums[g]),
+            },
+            (State::F32Sum { sums, seen }, _) => {
+                if seen[g] {
+                    AggResult::Float4(sums[g])
+                } else {
+                    AggResult::Null
+                }
+            }
+            (State::F64Sum { sums, seen }, _) => {
+                if seen[g] {
+                    AggResult::Float8(sums[g])
+                } else {
+                    AggResult::Null
+                }
+            }
+            (State::Moments { n, sx, sxx }, Transition::Moments { fin }) => {
+                let (n, sx, sxx) = (n[g], sx[g], sxx[g]);
+                let v = match fin {
+                    MomentsFinal::Avg if n > 0.0 => Some(sx / n),
+                    MomentsFinal::VarPop if n > 0.0 => Some(sxx / n),
+                    MomentsFinal::StddevPop if n > 0.0 => Some((sxx / n).sqrt()),
+                    MomentsFinal::VarSamp if n > 1.0 => Some(sxx / (n - 1.0)),
+                    MomentsFinal::StddevSamp if n > 1.0 => Some((sxx / (n - 1.0)).sqrt()),
+                    _ => None,
+                };
+                v.map_or(AggResult::Null, AggResult::Float8)
+            }
+            (State::IntExtreme { values, seen }, _) => {
+                if seen[g] {
+                    AggResult::Int(values[g])
+                } else {
+                    AggResult::Null
+                }
+            }
+            (State::FloatExtreme { values, seen }, _) => {
+                if seen[g] {
+                    AggResult::Float8(values[g])
+                } else {
+                    AggResult::Null
+                }
+            }
+            (State::BytesExtreme { values }, _) => {
+                values[g].as_deref().map_or(AggResult::Null, AggResult::Bytes)
+            }
+            (_, t) => unreachable!("state does not match transition {t:?}"),
+        }
+    }
+
+    /// Approximate memory held, for the `hash_mem` budget.
+    pub fn bytes_used(&self) -> usize {
+        match &self.state {
+            State::Counts(c) => c.capacity() * 8,
+            State::Distinct { counts, seen } => counts.capacity() * 8 + seen.bytes_used(),
+            State::IntSum { sums, counts } => (sums.capacity() + counts.capacity()) * 8,
+            State::WideSum { sums, counts } => sums.capacity() * 16 + counts.capacity() * 8,
+            State::F32Sum { sums, seen } => sums.capacity() * 4 + seen.capacity(),
+            State::F64Sum { sums, seen } => sums.capacity() * 8 + seen.capacity(),
+            State::Moments { n, sx, sxx } => (n.capacity() + sx.capacity() + sxx.capacity()) * 8,
+            State::IntExtreme { values, seen } => values.capacity() * 8 + seen.capacity(),
+            State::FloatExtreme { values, seen } => values.capacity() * 8 + seen.capacity(),
+            State::BytesExtreme { values } => {
+                values.capacity() * 16 + values.iter().flatten().map(|b| b.len()).sum::<usize>()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::PhysType;
+
+    fn column<T: Copy>(t: PhysType, v: &[Option<T>], to_datum: impl Fn(T) -> usize) -> Column {
+        let mut c = Column::new(t, v.len());
+        for (i, x) in v.iter().enumerate() {
+            match x {
+                Some(x) => c.values.set_datum(i, to_datum(*x)),
+                None => c.validity.set(i, false),
+            }
+        }
+        c
+    }
+
+    fn i32s(v: &[Option<i32>]) -> Column {
+        column(PhysType::I32, v, |x| x as i64 as usize)
+    }
+
+    fn f64s(v: &[Option<f64>]) -> Column {
+        column(PhysType::F64, v, |x| x.to_bits() as usize)
+    }
+
+    /// Run one aggregate over a batch whose rows go to `groups`.
+    fn run(t: Transition, arg: Option<&Column>, groups: &[u32]) -> (Accumulator, Result<(), AggError>) {
+        let mut a = Accumulator::new(t);
+        a.ensure_groups(*groups.iter().max().unwrap_or(&0) as usize + 1);
+        let rows: Vec<RowIdx> = (0..groups.len() as RowIdx).collect();
+        let r = unsafe { a.update(groups, &rows, arg) };
+        (a, r)
+    }
+
+    #[test]
+    fn counts_skip_nulls_only_for_count_of_a_value() {
+        let c = i32s(&[Some(1), None, Some(3), None]);
+        let (a, _) = run(Transition::CountRows, None, &[0, 0, 1, 1]);
+        assert_eq!((a.result(0), a.result(1)), (AggResult::Int(2), AggResult::Int(2)));
+        let (a, _) = run(Transition::CountValues, Some(&c), &[0, 0, 1, 1]);
+        assert_eq!((a.result(0), a.result(1)), (AggResult::Int(1), AggResult::Int(1)));
+    }
+
+    #[test]
+    fn int_sums_wrap_like_int4_sum_and_int8_sums_widen() {
+        let c = i32s(&[Some(i32::MAX), Some(i32::MAX), None]);
+        let (a, _) = run(Transition::SumInt, Some(&c), &[0, 0, 1]);
+        assert_eq!(a.result(0), AggResult::Int(2 * i32::MAX as i64));
+        assert_eq!(a.result(1), AggResult::Null);
+
+        let big = column(PhysType::I64, &[Some(i64::MAX), Some(i64::MAX), Some(-3)], |x: i64| x as usize);
+        let (a, _) = run(Transition::SumBigInt, Some(&big), &[0, 0, 0]);
+        assert_eq!(a.result(0), AggResult::Numeric(2 * i64::MAX as i128 - 3));
+        let (a, _) = run(Transition::AvgInt, Some(&big), &[0, 1, 1]);
+        assert_eq!(a.result(1), AggResult::NumericAvg { sum: i64::MAX as i128 - 3, count: 2 });
+
+        // int4_sum adds on int64 without an overflow check: it wraps.
+        let mut a = Accumulator::new(Transition::SumInt);
+        a.ensure_groups(1);
+        let c = column(PhysType::I64, &[Some(i64::MAX), Some(1)], |x: i64| x as usize);
+        unsafe { a.update(&[0, 0], &[0, 1], Some(&c)).unwrap() };
+        assert_eq!(a.result(0), AggResult::Int(i64::MIN));
+    }
+
+    #[test]
+    fn float_sum_starts_from_the_first_value_and_reports_overflow_rows() {
+        let c = f64s(&[Some(-0.0), None]);
+        let (a, _) = run(Transition::SumFloat8, Some(&c), &[0, 1]);
+        assert_eq!(a.result(0), AggResult::Float8(-0.0));
+        assert!(matches!(a.result(0), AggResult::Float8(v) if v.is_sign_negative()));
+        assert_eq!(a.result(1), AggResult::Null);
+
+        let c = f64s(&[Some(f64::MAX), Some(1.0), Some(f64::MAX)]);
+        let (_, r) = run(Transition::SumFloat8, Some(&c), &[0, 0, 0]);
+        assert_eq!(r, Err(AggError::FloatOverflow { row: 2 }));
+        // Infinity in the input is not an overflow.
+        let c = f64s(&[Some(f64::INFINITY), Some(f64::MAX)]);
+        let (a, r) = run(Transition::SumFloat8, Some(&c), &[0, 0]);
+        assert_eq!((r, a.result(0)), (Ok(()), AggResult::Float8(f64::INFINITY)));
+
+        let c = column(PhysType::F32, &[Some(f32::MAX), Some(f32::MAX)], |x: f32| x.to_bits() as usize);
+        let (_, r) = run(Transition::SumFloat4, Some(&c), &[0, 0]);
+        assert_eq!(r, Err(AggError::FloatOverflow { row: 1 }));
+    }
+
+    /// float8_accum as PostgreSQL writes it, for comparison.
+    fn reference_moments(xs: &[f64]) -> (f64, f64, f64) {
+        let (mut n, mut sx, mut sxx) = (0.0f64, 0.0f64, 0.0f64);
+        for &x in xs {
+            let n0 = n;
+            n += 1.0;
+            sx += x;
+            if n0 > 0.0 {
+                let tmp = x * n - sx;
+                sxx += tmp * tmp / (n * n0);
+            }
+        }
+        (n, sx, sxx)
+    }
+
+    #[test]
+    fn moments_follow_float8_accum_in_row_order() {
+        let xs = [0.1, 1e10, -3.25, 7.0, 0.3, 1e-7];
+        let c = f64s(&xs.iter().map(|&x| Some(x)).collect::<Vec<_>>());
+        let (n, sx, sxx) = reference_moments(&xs);
+        for (fin, want) in [
+            (MomentsFinal::Avg, sx / n),
+            (MomentsFinal::VarPop, sxx / n),
+            (MomentsFinal::VarSamp, sxx / (n - 1.0)),
+            (MomentsFinal::StddevPop, (sxx / n).sqrt()),
+            (MomentsFinal::StddevSamp, (sxx / (n - 1.0)).sqrt()),
+        ] {
+            let (a, _) = run(Transition::Moments { fin }, Some(&c), &[0; 6]);
+            assert_eq!(a.result(0), AggResult::Float8(want), "{fin:?}");
+        }
+        // One value: var_samp is NULL, var_pop is 0; an infinite first value makes Sxx NaN.
+        let one = f64s(&[Some(2.0)]);
+        let (a, _) = run(Transition::Moments { fin: MomentsFinal::VarSamp }, Some(&one), &[0]);
+        assert_eq!(a.result(0), AggResult::Null);
+        let inf = f64s(&[Some(f64::INFINITY)]);
+        let (a, _) = run(Transition::Moments { fin: MomentsFinal::VarPop }, Some(&inf), &[0]);
+        assert!(matches!(a.result(0), AggResult::Float8(v) if v.is_nan()));
+        let big = f64s(&[Some(1e308), Some(1e308)]);
+        let (_, r) = run(Transition::Moments { fin: MomentsFinal::Avg }, Some(&big), &[0, 0]);
+        assert_eq!(r, Err(AggError::FloatOverflow { row: 1 }));
+    }
+
+    #[test]
+    fn float_min_max_order_nan_last_and_keep_the_later_of_equals() {
+        let c = f64s(&[Some(f64::NAN), Some(1.0), Some(-0.0), Some(0.0), None]);
+        let (a, _) = run(Transition::MinMaxFloat { max: true }, Some(&c), &[0; 5]);
+        assert!(matches!(a.result(0), AggResult::Float8(v) if v.is_nan()));
+        let (a, _) = run(Transition::MinMaxFloat { max: false }, Some(&c), &[0; 5]);
+        // -0 then 0: float8smaller(-0, 0) returns its second argument.
+        assert!(matches!(a.result(0), AggResult::Float8(v) if v == 0.0 && v.is_sign_positive()));
+        let (a, _) =
+            run(Transition::MinMaxInt { max: false }, Some(&i32s(&[Some(4), Some(-2), None])), &[0, 0, 1]);
+        assert_eq!((a.result(0), a.result(1)), (AggResult::Int(-2), AggResult::Null));
+    }
+
+    #[test]
+    fn text_min_max_and_count_distinct() {
+        let store = [
+            varlena::make_1b(b"b"),
+            varlena::make_4b(b"abc"),
+            varlena::make_1b(b"ab"),
+            varlena::make_1b(b"b"),
+        ];
+        let c = column(
+            PhysType::Datum,
+            &store.iter().map(|s| Some(s.as_ptr() as usize)).collect::<Vec<_>>(),
+            |x| x,
+        );
+        let (a, _) = run(Transition::MinMaxBytes { max: false }, Some(&c), &[0; 4]);
+        assert_eq!(a.result(0), AggResult::Bytes(b"ab"));
+        let (a, _) = run(Transition::MinMaxBytes { max: true }, Some(&c), &[0; 4]);
+        assert_eq!(a.result(0), AggResult::Bytes(b"b"));
+        let (a, _) = run(Transition::CountDistinct(KeyKind::Bytes), Some(&c), &[0, 0, 1, 1]);
+        assert_eq!((a.result(0), a.result(1)), (AggResult::Int(2), AggResult::Int(2)));
+        let (a, _) = run(Transition::CountDistinct(KeyKind::Bytes), Some(&c), &[0, 0, 0, 0]);
+        assert_eq!(a.result(0), AggResult::Int(3));
+
+        // Across batches, with NULLs (not counted).
+        let mut a = Accumulator::new(Transition::CountDistinct(KeyKind::Int));
+        a.ensure_groups(2);
+        let b1 = i32s(&[Some(1), Some(1), None, Some(2)]);
+        let b2 = i32s(&[Some(2), Some(3), Some(1), None]);
+        unsafe {
+            a.update(&[0, 0, 0, 1], &[0, 1, 2, 3], Some(&b1)).unwrap();
+            a.update(&[0, 0, 1, 1], &[0, 1, 2, 3], Some(&b2)).unwrap();
+        }
+        assert_eq!((a.result(0), a.result(1)), (AggResult::Int(3), AggResult::Int(2)));
+    }
+}

@@ -1,0 +1,382 @@
+//! The group table of a hashed aggregation: maps the group key of every live
+//! row of a batch to a dense group number (0, 1, 2, ... in order of first
+//! appearance, which is also the order PostgreSQL's HashAggregate would meet
+//! them).
+//!
+//! Keys are copied into the table (by-reference values into a byte arena), so
+//! a batch's buffer pins and memory can go as soon as it has been consumed.
+//! Equality is PostgreSQL's for the key kinds offered here:
+//! - integers, dates, timestamps, booleans: the value;
+//! - float4/float8: `-0 = 0` and every NaN equal to every NaN (hashfloat8's
+//!   normalisation);
+//! - byte strings (text/varchar under a *deterministic* collation, bytea):
+//!   the bytes, which is exactly texteq for deterministic collations;
+//! - bpchar: the bytes without trailing blanks (bpchareq).
+//!
+//! NULL keys group together (SQL's GROUP BY treats NULLs as not distinct).
+//! Nondeterministic collations and value-equal-but-byte-different types
+//! (numeric) are not offered: the host refuses or falls back for them.
+
+use foldhash::fast::FixedState;
+use hashbrown::HashTable;
+use std::hash::BuildHasher;
+
+use crate::batch::{varlena, Column, RowIdx, Values};
+
+/// How a key column is compared and hashed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    /// Any by-value integer-like column (bool, int2/4/8, date, timestamp...).
+    Int,
+    Float4,
+    Float8,
+    /// Plain varlena compared bytewise.
+    Bytes,
+    /// bpchar: bytewise after removing trailing blanks.
+    Bpchar,
+}
+
+/// The stored keys of one key column, one entry per group.
+#[derive(Debug)]
+enum KeyStore {
+    /// Integer keys and the bits of normalised floats.
+    Fixed { values: Vec<i64>, nulls: Vec<bool> },
+    /// Byte keys: group `g` owns `data[ends[g-1]..ends[g]]`.
+    Bytes { data: Vec<u8>, ends: Vec<usize>, nulls: Vec<bool> },
+}
+
+/// A key value of one row, normalised for equality and hashing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum KeyRef<'a> {
+    Null,
+    Fixed(i64),
+    Bytes(&'a [u8]),
+}
+
+/// Dense group numbers for composite keys.
+pub struct GroupTable {
+    kinds: Vec<KeyKind>,
+    keys: Vec<KeyStore>,
+    /// The hash of every group's key (for growing the table without rehashing keys).
+    hashes: Vec<u64>,
+    table: HashTable<u32>,
+    state: FixedState,
+}
+
+/// Normalise a float's bits so that equal floats have equal bits.
+#[inline]
+fn float_bits(v: f64) -> i64 {
+    if v.is_nan() {
+        f64::NAN.to_bits() as i64
+    } else if v == 0.0 {
+        0
+    } else {
+        v.to_bits() as i64
+    }
+}
+
+/// The key of row `i` of `col`.
+///
+/// # Safety
+/// For byte kinds, the column's valid values are pointers to plain varlenas.
+#[inline]
+unsafe fn key_of<'a>(kind: KeyKind, col: &'a Column, i: usize) -> KeyRef<'a> {
+    if !col.is_valid(i) {
+        return KeyRef::Null;
+    }
+    match (kind, &col.values) {
+        (KeyKind::Float4, Values::F32(v)) => KeyRef::Fixed(float_bits(v[i] as f64)),
+        (KeyKind::Float8, Values::F64(v)) => KeyRef::Fixed(float_bits(v[i])),
+        (KeyKind::Bytes, Values::Datum(v)) => KeyRef::Bytes(unsafe { varlena::bytes(v[i] as *const u8) }),
+        (KeyKind::Bpchar, Values::Datum(v)) => {
+            let b = unsafe { varlena::bytes(v[i] as *const u8) };
+            let keep = b.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1);
+            KeyRef::Bytes(&b[..keep])
+        }
+        (KeyKind::Int, Values::Bool(v)) => KeyRef::Fixed(v[i] as i64),
+        (KeyKind::Int, Values::I16(v)) => KeyRef::Fixed(v[i] as i64),
+        (KeyKind::Int, Values::I32(v)) => KeyRef::Fixed(v[i] as i64),
+        (KeyKind::Int, Values::I64(v)) => KeyRef::Fixed(v[i]),
+        (k, v) => panic!("group key kind {k:?} over a {:?} column", v.phys_type()),
+    }
+}
+
+impl KeyStore {
+    fn get(&self, g: usize) -> KeyRef<'_> {
+        match self {
+            KeyStore::Fixed { values, nulls } => {
+                if nulls[g] {
+                    KeyRef::Null
+                } else {
+                    KeyRef::Fixed(values[g])
+                }
+            }
+            KeyStore::Bytes { data, ends, nulls } => {
+                if nulls[g] {
+                    KeyRef::Null
+                } else {
+                    let start = if g == 0 { 0 } else { ends[g - 1] };
+                    KeyRef::Bytes(&data[start..ends[g]])
+                }
+            }
+        }
+    }
+
+    fn push(&mut self, k: KeyRef<'_>) {
+        match (self, k) {
+            (KeyStore::Fixed { values, nulls }, KeyRef::Null) => {
+                values.push(0);
+                nulls.push(true);
+            }
+            (KeyStore::Fixed { values, nulls }, KeyRef::Fixed(v)) => {
+                values.push(v);
+                nulls.push(false);
+            }
+            (KeyStore::Bytes { data, ends, nulls }, KeyRef::Null) => {
+                ends.push(data.len());
+                nulls.push(true);
+            }
+            (KeyStore::Bytes { data, ends, nulls }, KeyRef::Bytes(b)) => {
+                data.extend_from_slice(b);
+                ends.push(data.len());
+                nulls.push(false);
+            }
+            _ => unreachable!("key kinds are fixed per column"),
+        }
+    }
+
+    fn bytes_used(&self) -> usize {
+        match self {
+            KeyStore::Fixed { values, nulls } => values.capacity() * 8 + nulls.capacity(),
+            KeyStore::Bytes { data, ends, nulls } => data.capacity() + ends.capacity() * 8 + nulls.capacity(),
+        }
+    }
+}
+
+impl GroupTable {
+    pub fn new(kinds: &[KeyKind]) -> GroupTable {
+        let keys = kinds
+            .iter()
+            .map(|k| match k {
+                KeyKind::Bytes | KeyKind::Bpchar => {
+                    KeyStore::Bytes { data: vec![], ends: vec![], nulls: vec![] }
+                }
+                _ => KeyStore::Fixed { values: vec![], nulls: vec![] },
+            })
+            .collect();
+        GroupTable {
+            kinds: kinds.to_vec(),
+            keys,
+            hashes: vec![],
+            table: HashTable::new(),
+            state: FixedState::with_seed(0x7665_7865_63),
+        }
+    }
+
+    /// Number of groups so far.
+    pub fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.hashes.is_empty()
+    }
+
+    /// Approximate memory held, for the `hash_mem` budget.
+    pub fn bytes_used(&self) -> usize {
+        self.keys.iter().map(KeyStore::bytes_used).sum::<usize>()
+            + self.hashes.capacity() * 8
+            + self.table.capacity() * 5
+    }
+
+    /// The hash of each row's key among `rows` (into `out`, one per row).
+    ///
+    /// # Safety
+    /// As [`GroupTable::assign`].
+    unsafe fn hash_rows(&self, cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u64>) {
+        out.clear();
+        out.resize(rows.len(), 0x9e37_79b9_7f4a_7c15);
+        for (kind, col) in self.kinds.iter().zip(cols) {
+            for (h, &r) in out.iter_mut().zip(rows) {
+                let part = match unsafe { key_of(*kind, col, r as usize) } {
+                    KeyRef::Null => 0x5bd1_e995,
+                    KeyRef::Fixed(v) => self.state.hash_one(v),
+                    KeyRef::Bytes(b) => self.state.hash_one(b),
+                };
+                *h = (h.rotate_left(5) ^ part).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            }
+        }
+    }
+
+    /// The group number of every row among `rows` (into `out`, one per row),
+    /// creating groups for keys not seen before. Returns how many groups
+    /// were created.
+    ///
+    /// # Safety
+    /// `cols` holds one column per key kind, of the matching physical type;
+    /// byte kinds hold pointers to plain varlenas valid for the call.
+    pub unsafe fn assign(&mut self, cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u32>) -> usize {
+        assert_eq!(cols.len(), self.kinds.len(), "one column per group key");
+        let mut hashes = Vec::with_capacity(rows.len());
+        unsafe { self.hash_rows(cols, rows, &mut hashes) };
+        out.clear();
+        let before = self.len();
+        let GroupTable { kinds, keys, hashes: group_hashes, table, .. } = self;
+        for (&r, &h) in rows.iter().zip(&hashes) {
+            let r = r as usize;
+            let eq = |g: &u32| {
+                kinds
+                    .iter()
+                    .zip(keys.iter())
+                    .zip(cols)
+                    .all(|((k, store), col)| store.get(*g as usize) == unsafe { key_of(*k, col, r) })
+            };
+            let g = match table.find(h, eq) {
+                Some(&g) => g,
+                None => {
+                    let g = group_hashes.len() as u32;
+                    for ((k, store), col) in kinds.iter().zip(keys.iter_mut()).zip(cols) {
+                        store.push(unsafe { key_of(*k, col, r) });
+                    }
+                    group_hashes.push(h);
+                    table.insert_unique(h, g, |&x| group_hashes_at(group_hashes, x));
+                    g
+                }
+            };
+            out.push(g);
+        }
+        self.len() - before
+    }
+
+    /// The key of group `g` in column `k`: None for NULL, else the integer
+    /// value (floats as their normalised bits).
+    pub fn fixed_key(&self, k: usize, g: usize) -> Option<i64> {
+        match self.keys[k].get(g) {
+            KeyRef::Fixed(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The key of group `g` in byte column `k` (None for NULL).
+    pub fn bytes_key(&self, k: usize, g: usize) -> Option<&[u8]> {
+        match self.keys[k].get(g) {
+            KeyRef::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    pub fn kinds(&self) -> &[KeyKind] {
+        &self.kinds
+    }
+}
+
+impl std::fmt::Debug for GroupTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupTable").field("kinds", &self.kinds).field("groups", &self.len()).finish()
+    }
+}
+
+#[inline]
+fn group_hashes_at(hashes: &[u64], g: u32) -> u64 {
+    hashes[g as usize]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::{Bitmap, PhysType};
+
+    fn ints(v: &[Option<i32>]) -> Column {
+        let mut c = Column::new(PhysType::I32, v.len());
+        for (i, x) in v.iter().enumerate() {
+            match x {
+                Some(x) => c.values.set_datum(i, *x as i64 as usize),
+                None => c.validity.set(i, false),
+            }
+        }
+        c
+    }
+
+    fn texts(store: &[Vec<u8>]) -> Column {
+        let mut c = Column::new(PhysType::Datum, store.len());
+        for (i, s) in store.iter().enumerate() {
+            c.values.set_datum(i, s.as_ptr() as usize);
+        }
+        c
+    }
+
+    fn all(n: usize) -> Vec<RowIdx> {
+        (0..n as RowIdx).collect()
+    }
+
+    #[test]
+    fn groups_in_order_of_first_appearance_with_nulls_together() {
+        let mut t = GroupTable::new(&[KeyKind::Int]);
+        let c = ints(&[Some(5), None, Some(5), Some(-1), None, Some(7)]);
+        let mut out = vec![];
+        let created = unsafe { t.assign(&[&c], &all(6), &mut out) };
+        assert_eq!(created, 4);
+        assert_eq!(out, vec![0, 1, 0, 2, 1, 3]);
+        assert_eq!(t.fixed_key(0, 0), Some(5));
+        assert_eq!(t.fixed_key(0, 1), None);
+        // A second batch meets old and new keys; only selected rows count.
+        let c2 = ints(&[Some(7), Some(8), Some(5), None]);
+        let created = unsafe { t.assign(&[&c2], &[0, 1, 3], &mut out) };
+        assert_eq!(created, 1);
+        assert_eq!(out, vec![3, 4, 1]);
+    }
+
+    #[test]
+    fn float_keys_follow_postgres_equality() {
+        let mut t = GroupTable::new(&[KeyKind::Float8]);
+        let mut c = Column::new(PhysType::F64, 5);
+        for (i, v) in [0.0, -0.0, f64::NAN, -f64::NAN, 1.5].iter().enumerate() {
+            c.values.set_datum(i, v.to_bits() as usize);
+        }
+        let mut out = vec![];
+        unsafe { t.assign(&[&c], &all(5), &mut out) };
+        assert_eq!(out, vec![0, 0, 1, 1, 2]);
+    }
+
+    #[test]
+    fn composite_text_and_bpchar_keys() {
+        let s = [
+            varlena::make_1b(b"ab"),
+            varlena::make_4b(b"ab"),
+            varlena::make_1b(b"ab "),
+            varlena::make_1b(b""),
+        ];
+        let text = texts(&s);
+        let mut t = GroupTable::new(&[KeyKind::Bytes]);
+        let mut out = vec![];
+        unsafe { t.assign(&[&text], &all(4), &mut out) };
+        // The header format does not matter; trailing blanks do for text.
+        assert_eq!(out, vec![0, 0, 1, 2]);
+        assert_eq!(t.bytes_key(0, 1), Some(&b"ab "[..]));
+
+        let mut t = GroupTable::new(&[KeyKind::Bpchar, KeyKind::Int]);
+        let k2 = ints(&[Some(1), Some(1), Some(1), Some(2)]);
+        unsafe { t.assign(&[&text, &k2], &all(4), &mut out) };
+        assert_eq!(out, vec![0, 0, 0, 1]);
+        assert_eq!(t.bytes_key(0, 0), Some(&b"ab"[..]));
+    }
+
+    #[test]
+    fn many_groups_survive_growth() {
+        let mut t = GroupTable::new(&[KeyKind::Int, KeyKind::Int]);
+        let mut out = vec![];
+        for batch in 0..50 {
+            let a = ints(&(0..1000).map(|i| Some(batch * 1000 + i)).collect::<Vec<_>>());
+            let mut b = ints(&(0..1000).map(|i| Some(i % 3)).collect::<Vec<_>>());
+            b.validity = Bitmap::all_valid(1000);
+            unsafe { t.assign(&[&a, &b], &all(1000), &mut out) };
+            assert_eq!(out[999] as i32, batch * 1000 + 999);
+        }
+        assert_eq!(t.len(), 50_000);
+        let a = ints(&[Some(31_337)]);
+        let b = ints(&[Some(31_337 % 1000 % 3)]);
+        unsafe { t.assign(&[&a, &b], &all(1), &mut out) };
+        assert_eq!(out, vec![31_337]);
+        assert!(t.bytes_used() > 50_000 * 16);
+    }
+}

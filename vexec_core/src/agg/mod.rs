@@ -1,0 +1,9 @@
+//! Aggregation on batches: the group table of a hashed aggregate and the
+//! vectorized transitions. The executor node (VecAgg) binds them to
+//! PostgreSQL's aggregates by OID; everything here is pure computation.
+
+pub mod accum;
+pub mod groups;
+
+pub use accum::{Accumulator, AggError, AggResult, MomentsFinal, Transition};
+pub use groups::{GroupTable, KeyKind};
