@@ -8,4 +8,5 @@
 pub mod agg;
 pub mod batch;
 pub mod expr;
+pub mod numeric;
 pub mod report;

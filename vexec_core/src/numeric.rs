@@ -1,0 +1,240 @@
+//! PostgreSQL's `numeric` on disk and as scaled integers.
+//!
+//! A numeric value is a varlena holding a header word (sign, display scale,
+//! weight), then base-10,000 digits, most significant first; the digit at
+//! index `i` is worth `10000^(weight - i)`. Values with a small scale and
+//! weight use a 2-byte "short" header, others a 4-byte "long" one, and NaN and
+//! the infinities are header-only special values (numeric.c, `NumericData`).
+//!
+//! Batches carry numeric(p, s) columns with p <= 38 as scaled integers: the
+//! value times `10^dscale` in an `i128`. [`decode`] and [`encode`] convert
+//! between the two exactly as numeric.c's `make_result` lays values out
+//! (leading and trailing zero digits stripped, zero is weight 0 and positive,
+//! short header whenever it fits), so an encoded value is byte-identical to
+//! the one PostgreSQL would build.
+
+const SIGN_MASK: u16 = 0xC000;
+const NEG: u16 = 0x4000;
+const SHORT: u16 = 0x8000;
+const SPECIAL: u16 = 0xC000;
+const NAN: u16 = 0xC000;
+const PINF: u16 = 0xD000;
+const NINF: u16 = 0xF000;
+const SHORT_SIGN: u16 = 0x2000;
+const SHORT_DSCALE_MASK: u16 = 0x1F80;
+const SHORT_DSCALE_SHIFT: u16 = 7;
+const SHORT_WEIGHT_SIGN: u16 = 0x0040;
+const SHORT_WEIGHT_MASK: u16 = 0x003F;
+const DSCALE_MASK: u16 = 0x3FFF;
+const NBASE: i128 = 10_000;
+
+/// A numeric value read from its on-disk payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decoded {
+    NaN,
+    PosInfinity,
+    NegInfinity,
+    /// `value / 10^dscale`.
+    Scaled {
+        value: i128,
+        dscale: u16,
+    },
+    /// Finite, but too large for an `i128` at its display scale.
+    TooWide,
+}
+
+/// `10^n` for n <= 38.
+fn pow10(n: u32) -> Option<i128> {
+    10i128.checked_pow(n)
+}
+
+/// Read a numeric from the payload of a plain varlena (the bytes after the
+/// varlena header). None when the bytes are not a valid numeric.
+pub fn decode(payload: &[u8]) -> Option<Decoded> {
+    let word = |i: usize| payload.get(i..i + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let header = word(0)?;
+    if header & SIGN_MASK == SPECIAL {
+        return match header {
+            NAN => Some(Decoded::NaN),
+            PINF => Some(Decoded::PosInfinity),
+            NINF => Some(Decoded::NegInfinity),
+            _ => None,
+        };
+    }
+    let (negative, dscale, weight, digits_at) = if header & SIGN_MASK == SHORT {
+        let w = (header & SHORT_WEIGHT_MASK) as i32;
+        let weight = if header & SHORT_WEIGHT_SIGN != 0 { w - (SHORT_WEIGHT_MASK as i32 + 1) } else { w };
+        (header & SHORT_SIGN != 0, (header & SHORT_DSCALE_MASK) >> SHORT_DSCALE_SHIFT, weight, 2)
+    } else {
+        let weight = word(2)? as i16 as i32;
+        (header & SIGN_MASK == NEG, header & DSCALE_MASK, weight, 4)
+    };
+    let body = &payload[digits_at..];
+    if body.len() % 2 != 0 {
+        return None;
+    }
+    let mut value: i128 = 0;
+    // Accumulate in units of 10^-dscale: digit i is worth 10^(4*(weight-i) + dscale).
+    for (i, d) in body.chunks_exact(2).enumerate() {
+        let d = i16::from_le_bytes([d[0], d[1]]) as i128;
+        if !(0..NBASE).contains(&d) {
+            return None;
+        }
+        let exp = 4 * (weight - i as i32) + dscale as i32;
+        let term = if exp >= 0 {
+            match pow10(exp as u32).and_then(|p| d.checked_mul(p)) {
+                Some(t) => t,
+                None if d == 0 => 0,
+                None => return Some(Decoded::TooWide),
+            }
+        } else {
+            // Below the display scale: PostgreSQL never stores non-zero digits there.
+            let p = pow10((-exp) as u32)?;
+            if d % p != 0 {
+                return None;
+            }
+            d / p
+        };
+        value = match value.checked_add(term) {
+            Some(v) => v,
+            None => return Some(Decoded::TooWide),
+        };
+    }
+    Some(Decoded::Scaled { value: if negative { -value } else { value }, dscale })
+}
+
+/// The payload (without varlena header) of the numeric `value / 10^dscale`,
+/// laid out as numeric.c's `make_result` would.
+pub fn encode_payload(value: i128, dscale: u16) -> Vec<u8> {
+    assert!(dscale <= DSCALE_MASK, "display scale out of range");
+    let magnitude = value.unsigned_abs();
+    // Split into integer and fraction parts in base 10,000.
+    let frac_groups = (dscale as u32).div_ceil(4);
+    let (int_part, frac) = if dscale as u32 <= 38 {
+        let p = 10u128.pow(dscale as u32);
+        (magnitude / p, magnitude % p)
+    } else {
+        (0, magnitude) // a scale past 38 digits: the whole value is fraction
+    };
+    let mut int_digits = vec![];
+    let mut ip = int_part;
+    while ip > 0 {
+        int_digits.push((ip % NBASE as u128) as i16);
+        ip /= NBASE as u128;
+    }
+    int_digits.reverse();
+    // Fraction digits, most significant first, padded to whole groups.
+    let mut frac_digits = vec![0i16; frac_groups as usize];
+    let pad = 4 * frac_groups - dscale as u32;
+    let mut f = frac;
+    let mut pad_left = pad;
+    for slot in frac_digits.iter_mut().rev() {
+        // The last group holds the lowest `4 - pad` decimal digits, shifted up.
+        let take = 4 - pad_left;
+        let p = 10u128.pow(take);
+        *slot = ((f % p) * 10u128.pow(pad_left)) as i16;
+        f /= p;
+        pad_left = 0;
+    }
+    let mut weight = int_digits.len() as i32 - 1;
+    let mut digits: Vec<i16> = int_digits.into_iter().chain(frac_digits).collect();
+    // Strip leading zeros (each lowers the weight) and trailing zeros.
+    let lead = digits.iter().take_while(|&&d| d == 0).count();
+    digits.drain(..lead);
+    weight -= lead as i32;
+    while digits.last() == Some(&0) {
+        digits.pop();
+    }
+    let negative = value < 0 && !digits.is_empty();
+    if digits.is_empty() {
+        weight = 0;
+    }
+    let mut out = Vec::with_capacity(4 + digits.len() * 2);
+    if dscale <= SHORT_DSCALE_MASK >> SHORT_DSCALE_SHIFT && (-64..=63).contains(&weight) {
+        let header = SHORT
+            | if negative { SHORT_SIGN } else { 0 }
+            | (dscale << SHORT_DSCALE_SHIFT)
+            | if weight < 0 { SHORT_WEIGHT_SIGN } else { 0 }
+            | (weight as u16 & SHORT_WEIGHT_MASK);
+        out.extend_from_slice(&header.to_le_bytes());
+    } else {
+        out.extend_from_slice(&((if negative { NEG } else { 0 }) | dscale).to_le_bytes());
+        out.extend_from_slice(&(weight as i16).to_le_bytes());
+    }
+    for d in digits {
+        out.extend_from_slice(&d.to_le_bytes());
+    }
+    out
+}
+
+/// A complete numeric varlena (4-byte header), as PostgreSQL builds one in memory.
+pub fn encode(value: i128, dscale: u16) -> Vec<u8> {
+    crate::batch::varlena::make_4b(&encode_payload(value, dscale))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digits(payload: &[u8], header: usize) -> Vec<i16> {
+        payload[header..].chunks_exact(2).map(|d| i16::from_le_bytes([d[0], d[1]])).collect()
+    }
+
+    #[test]
+    fn layout_matches_make_result() {
+        // 1: short header, weight 0, one digit.
+        assert_eq!(encode(1, 0), vec![8 << 2, 0, 0, 0, 0x00, 0x80, 1, 0]);
+        // 0 with scale 2: no digits, positive, weight 0, dscale kept.
+        assert_eq!(encode_payload(0, 2), ((SHORT | (2 << SHORT_DSCALE_SHIFT)) as u16).to_le_bytes().to_vec());
+        // 12345.678: digits 1 2345 6780, weight 1, dscale 3.
+        let p = encode_payload(12_345_678, 3);
+        assert_eq!(u16::from_le_bytes([p[0], p[1]]), SHORT | (3 << SHORT_DSCALE_SHIFT) | 1);
+        assert_eq!(digits(&p, 2), vec![1, 2345, 6780]);
+        // -0.0005 (dscale 4): weight -1, digit 5, negative.
+        let p = encode_payload(-5, 4);
+        assert_eq!(
+            u16::from_le_bytes([p[0], p[1]]),
+            SHORT | SHORT_SIGN | (4 << SHORT_DSCALE_SHIFT) | SHORT_WEIGHT_SIGN | 0x3F
+        );
+        assert_eq!(digits(&p, 2), vec![5]);
+        // 10^8: trailing zero digits stripped: weight 2, digit 1.
+        assert_eq!(digits(&encode_payload(100_000_000, 0), 2), vec![1]);
+        // A display scale above 63 needs the long header.
+        let p = encode_payload(15, 64);
+        assert_eq!(u16::from_le_bytes([p[0], p[1]]), 64);
+    }
+
+    #[test]
+    fn decode_inverts_encode() {
+        for (v, s) in [
+            (0i128, 0u16),
+            (1, 0),
+            (-1, 0),
+            (12_345_678, 3),
+            (-5, 4),
+            (100_000_000, 0),
+            (99_999_999_999_999_999, 2),
+            (i128::MAX, 0),
+            (i128::MIN + 1, 10),
+            (7, 37),
+            (15, 64),
+            (123_456, 70),
+        ] {
+            assert_eq!(
+                decode(&encode_payload(v, s)),
+                Some(Decoded::Scaled { value: v, dscale: s }),
+                "{v} scale {s}"
+            );
+        }
+        assert_eq!(decode(&NAN.to_le_bytes()), Some(Decoded::NaN));
+        assert_eq!(decode(&NINF.to_le_bytes()), Some(Decoded::NegInfinity));
+        // 10^40 does not fit an i128 at scale 0.
+        let mut wide = (SHORT | 10).to_le_bytes().to_vec();
+        wide.extend_from_slice(&1i16.to_le_bytes());
+        assert_eq!(decode(&wide), Some(Decoded::TooWide));
+        // A digit of 10000 is not a numeric.
+        let mut bad = SHORT.to_le_bytes().to_vec();
+        bad.extend_from_slice(&10_000i16.to_le_bytes());
+        assert_eq!(decode(&bad), None);
+    }
+}
