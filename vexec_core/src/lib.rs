@@ -10,3 +10,4 @@ pub mod batch;
 pub mod expr;
 pub mod numeric;
 pub mod report;
+pub mod spill;

@@ -1,0 +1,206 @@
+//! Rows on their way to and from temporary files, for the operators that
+//! spill when their hash table outgrows `hash_mem` (VecAgg, VecHashJoin).
+//!
+//! A spilled row is written as its values, column after column; a varlena
+//! value as its payload length and bytes (header formats and TOAST pointers
+//! never reach a file: the host detoasts before spilling). Reading a run of
+//! rows back gives an owned batch ([`SpilledBatch`]) whose by-reference
+//! columns point into an arena of fresh 4-byte-header varlenas, so kernels
+//! and the group table read them like any other batch.
+//!
+//! Which partition a row goes to depends on its hash and the recursion level
+//! ([`partition_of`]): each level uses different hash bits, so a partition
+//! that is still too large splits further instead of landing whole in one
+//! child partition again.
+
+use crate::batch::{varlena, Bitmap, Column, PhysType, RowIdx, Values};
+
+/// The partition (of `fanout`, a power of two) of a row with hash `hash`
+/// at recursion level `level` (0 for the first spill).
+pub fn partition_of(hash: u64, level: u32, fanout: usize) -> usize {
+    debug_assert!(fanout.is_power_of_two());
+    let bits = fanout.trailing_zeros();
+    // Take the bits from the top down, a fresh group per level.
+    let shift = 64u32.saturating_sub(bits * (level + 1));
+    ((hash >> shift) as usize) & (fanout - 1)
+}
+
+/// Append rows `rows` of `cols` to `out`.
+///
+/// # Safety
+/// Valid values of `Datum` columns point to plain varlenas.
+pub unsafe fn encode_rows(cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u8>) {
+    for &r in rows {
+        let r = r as usize;
+        for col in cols {
+            let valid = col.is_valid(r);
+            out.push(valid as u8);
+            if !valid {
+                continue;
+            }
+            match &col.values {
+                Values::Bool(v) => out.push(v[r]),
+                Values::I16(v) => out.extend_from_slice(&v[r].to_le_bytes()),
+                Values::I32(v) => out.extend_from_slice(&v[r].to_le_bytes()),
+                Values::I64(v) => out.extend_from_slice(&v[r].to_le_bytes()),
+                Values::F32(v) => out.extend_from_slice(&v[r].to_le_bytes()),
+                Values::F64(v) => out.extend_from_slice(&v[r].to_le_bytes()),
+                Values::Datum(v) => {
+                    let b = unsafe { varlena::bytes(v[r] as *const u8) };
+                    out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                    out.extend_from_slice(b);
+                }
+            }
+        }
+    }
+}
+
+/// Rows read back from a spill file. The columns' by-reference values point
+/// into `arena`, which lives as long as the batch.
+#[derive(Debug)]
+pub struct SpilledBatch {
+    pub columns: Vec<Column>,
+    /// Number of rows.
+    pub len: usize,
+    arena: Vec<u8>,
+}
+
+impl SpilledBatch {
+    pub fn arena_bytes(&self) -> usize {
+        self.arena.len()
+    }
+}
+
+/// A malformed spill stream (a bug or a damaged temporary file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CorruptSpill {
+    pub offset: usize,
+}
+
+/// Decode up to `max_rows` rows of columns typed `types` from `input`
+/// starting at `*pos`, advancing `*pos` past them.
+pub fn decode_rows(
+    types: &[PhysType],
+    input: &[u8],
+    pos: &mut usize,
+    max_rows: usize,
+) -> Result<SpilledBatch, CorruptSpill> {
+    let mut cols: Vec<Column> = types.iter().map(|&t| Column::new(t, max_rows)).collect();
+    // Varlena payloads: (column, row, start, len) placed after the arena is complete,
+    // since the arena may move while it grows.
+    let mut arena = Vec::new();
+    let mut refs: Vec<(usize, usize, usize)> = Vec::new();
+    let mut n = 0;
+    let take = |pos: &mut usize, k: usize| -> Result<&[u8], CorruptSpill> {
+        let s = input.get(*pos..*pos + k).ok_or(CorruptSpill { offset: *pos })?;
+        *pos += k;
+        Ok(s)
+    };
+    while n < max_rows && *pos < input.len() {
+        for (c, col) in cols.iter_mut().enumerate() {
+            let flag = take(pos, 1)?[0];
+            if flag > 1 {
+                return Err(CorruptSpill { offset: *pos - 1 });
+            }
+            if flag == 0 {
+                col.validity.set(n, false);
+                continue;
+            }
+            match &mut col.values {
+                Values::Bool(v) => v[n] = take(pos, 1)?[0],
+                Values::I16(v) => v[n] = i16::from_le_bytes(take(pos, 2)?.try_into().unwrap()),
+                Values::I32(v) => v[n] = i32::from_le_bytes(take(pos, 4)?.try_into().unwrap()),
+                Values::I64(v) => v[n] = i64::from_le_bytes(take(pos, 8)?.try_into().unwrap()),
+                Values::F32(v) => v[n] = f32::from_le_bytes(take(pos, 4)?.try_into().unwrap()),
+                Values::F64(v) => v[n] = f64::from_le_bytes(take(pos, 8)?.try_into().unwrap()),
+                Values::Datum(_) => {
+                    let len = u32::from_le_bytes(take(pos, 4)?.try_into().unwrap()) as usize;
+                    let payload = take(pos, len)?;
+                    refs.push((c, n, arena.len()));
+                    arena.extend_from_slice(&varlena::make_4b(payload));
+                    // Keep every varlena 4-byte aligned, as palloc would.
+                    arena.resize(arena.len().next_multiple_of(4), 0);
+                }
+            }
+        }
+        n += 1;
+    }
+    for col in cols.iter_mut() {
+        truncate(col, n);
+    }
+    for (c, row, start) in refs {
+        if let Values::Datum(v) = &mut cols[c].values {
+            v[row] = arena[start..].as_ptr() as usize;
+        }
+    }
+    Ok(SpilledBatch { columns: cols, len: n, arena })
+}
+
+fn truncate(col: &mut Column, n: usize) {
+    match &mut col.values {
+        Values::Bool(v) => v.truncate(n),
+        Values::I16(v) => v.truncate(n),
+        Values::I32(v) => v.truncate(n),
+        Values::I64(v) => v.truncate(n),
+        Values::F32(v) => v.truncate(n),
+        Values::F64(v) => v.truncate(n),
+        Values::Datum(v) => v.truncate(n),
+    }
+    let mut validity = Bitmap::all_valid(n);
+    for i in 0..n {
+        validity.set(i, col.validity.get(i));
+    }
+    col.validity = validity;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partitions_use_fresh_bits_per_level() {
+        let h = 0xABCD_0000_0000_0000u64;
+        assert_eq!(partition_of(h, 0, 16), 0xA);
+        assert_eq!(partition_of(h, 1, 16), 0xB);
+        assert_eq!(partition_of(h, 2, 16), 0xC);
+        // Rows of one level-0 partition spread over level-1 partitions.
+        let spread: std::collections::HashSet<usize> =
+            (0..64u64).map(|i| partition_of((0x5u64 << 60) | (i << 54), 1, 16)).collect();
+        assert_eq!(spread.len(), 16);
+    }
+
+    #[test]
+    fn rows_round_trip_with_nulls_and_varlenas() {
+        let texts = [varlena::make_1b(b"hello"), varlena::make_4b(b""), varlena::make_4b(&[7u8; 300])];
+        let mut ints = Column::new(PhysType::I64, 3);
+        let mut floats = Column::new(PhysType::F64, 3);
+        let mut strs = Column::new(PhysType::Datum, 3);
+        for i in 0..3 {
+            ints.values.set_datum(i, (i as i64 - 1) as usize);
+            floats.values.set_datum(i, (-0.0f64 * i as f64).to_bits() as usize);
+            strs.values.set_datum(i, texts[i].as_ptr() as usize);
+        }
+        floats.validity.set(1, false);
+        let mut buf = vec![];
+        unsafe { encode_rows(&[&ints, &floats, &strs], &[2, 0, 1], &mut buf) };
+        let types = [PhysType::I64, PhysType::F64, PhysType::Datum];
+        let mut pos = 0;
+        let a = decode_rows(&types, &buf, &mut pos, 2).unwrap();
+        let b = decode_rows(&types, &buf, &mut pos, 1024).unwrap();
+        assert_eq!((a.len, b.len, pos), (2, 1, buf.len()));
+        let got = |batch: &SpilledBatch, c: usize, r: usize| batch.columns[c].values.datum(r);
+        assert_eq!(got(&a, 0, 0) as i64, 1);
+        assert_eq!(got(&a, 0, 1) as i64, -1);
+        assert!(!b.columns[1].is_valid(0));
+        assert_eq!(f64::from_bits(got(&a, 1, 0) as u64).to_bits(), (-0.0f64).to_bits());
+        let bytes = |batch: &SpilledBatch, r: usize| {
+            unsafe { varlena::bytes(got(batch, 2, r) as *const u8) }.to_vec()
+        };
+        assert_eq!(bytes(&a, 0), vec![7u8; 300]);
+        assert_eq!(bytes(&a, 1), b"hello".to_vec());
+        assert_eq!(bytes(&b, 0), b"".to_vec());
+        // A cut-off stream is reported, not misread.
+        let mut pos = 0;
+        assert!(decode_rows(&types, &buf[..buf.len() - 1], &mut pos, 1024).is_err());
+    }
+}
