@@ -73,6 +73,73 @@ pub enum Transition {
     },
 }
 
+impl Transition {
+    /// Whether the transition can end the query with an error (float overflow).
+    pub fn can_raise(self) -> bool {
+        matches!(self, Transition::SumFloat4 | Transition::SumFloat8 | Transition::Moments { .. })
+    }
+
+    /// A stable integer for plan nodes (which hold lists of integers).
+    pub fn code(self) -> i32 {
+        let key = |k: KeyKind| match k {
+            KeyKind::Int => 0,
+            KeyKind::Float4 => 1,
+            KeyKind::Float8 => 2,
+            KeyKind::Bytes => 3,
+            KeyKind::Bpchar => 4,
+        };
+        let fin = |f: MomentsFinal| match f {
+            MomentsFinal::Avg => 0,
+            MomentsFinal::VarPop => 1,
+            MomentsFinal::VarSamp => 2,
+            MomentsFinal::StddevPop => 3,
+            MomentsFinal::StddevSamp => 4,
+        };
+        match self {
+            Transition::CountRows => 1,
+            Transition::CountValues => 2,
+            Transition::SumInt => 3,
+            Transition::SumBigInt => 4,
+            Transition::AvgInt => 5,
+            Transition::SumFloat4 => 6,
+            Transition::SumFloat8 => 7,
+            Transition::MinMaxInt { max } => 8 + max as i32,
+            Transition::MinMaxFloat { max } => 10 + max as i32,
+            Transition::MinMaxBytes { max } => 12 + max as i32,
+            Transition::Moments { fin: f } => 20 + fin(f),
+            Transition::CountDistinct(k) => 30 + key(k),
+        }
+    }
+
+    /// The inverse of [`Transition::code`].
+    pub fn from_code(code: i32) -> Option<Transition> {
+        const KINDS: [KeyKind; 5] =
+            [KeyKind::Int, KeyKind::Float4, KeyKind::Float8, KeyKind::Bytes, KeyKind::Bpchar];
+        const FINS: [MomentsFinal; 5] = [
+            MomentsFinal::Avg,
+            MomentsFinal::VarPop,
+            MomentsFinal::VarSamp,
+            MomentsFinal::StddevPop,
+            MomentsFinal::StddevSamp,
+        ];
+        Some(match code {
+            1 => Transition::CountRows,
+            2 => Transition::CountValues,
+            3 => Transition::SumInt,
+            4 => Transition::SumBigInt,
+            5 => Transition::AvgInt,
+            6 => Transition::SumFloat4,
+            7 => Transition::SumFloat8,
+            8 | 9 => Transition::MinMaxInt { max: code == 9 },
+            10 | 11 => Transition::MinMaxFloat { max: code == 11 },
+            12 | 13 => Transition::MinMaxBytes { max: code == 13 },
+            20..=24 => Transition::Moments { fin: FINS[(code - 20) as usize] },
+            30..=34 => Transition::CountDistinct(KINDS[(code - 30) as usize]),
+            _ => return None,
+        })
+    }
+}
+
 /// An aggregate's result for one group, for the host to turn into a Datum.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum AggResult<'a> {
@@ -478,6 +545,18 @@ mod tests {
         let rows: Vec<RowIdx> = (0..groups.len() as RowIdx).collect();
         let r = unsafe { a.update(groups, &rows, arg) };
         (a, r)
+    }
+
+    #[test]
+    fn transition_codes_round_trip() {
+        let mut seen = std::collections::HashSet::new();
+        for code in -1..64 {
+            if let Some(t) = Transition::from_code(code) {
+                assert_eq!(t.code(), code);
+                assert!(seen.insert(t.code()));
+            }
+        }
+        assert_eq!(seen.len(), 7 + 6 + 5 + 5);
     }
 
     #[test]

@@ -85,19 +85,31 @@ unsafe fn key_of<'a>(kind: KeyKind, col: &'a Column, i: usize) -> KeyRef<'a> {
         return KeyRef::Null;
     }
     match (kind, &col.values) {
-        (KeyKind::Float4, Values::F32(v)) => KeyRef::Fixed(float_bits(v[i] as f64)),
-        (KeyKind::Float8, Values::F64(v)) => KeyRef::Fixed(float_bits(v[i])),
-        (KeyKind::Bytes, Values::Datum(v)) => KeyRef::Bytes(unsafe { varlena::bytes(v[i] as *const u8) }),
-        (KeyKind::Bpchar, Values::Datum(v)) => {
-            let b = unsafe { varlena::bytes(v[i] as *const u8) };
-            let keep = b.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1);
-            KeyRef::Bytes(&b[..keep])
+        (KeyKind::Float4, Values::F32(v)) => KeyRef::Fixed((v[i] as f64).to_bits() as i64),
+        (KeyKind::Float8, Values::F64(v)) => KeyRef::Fixed(v[i].to_bits() as i64),
+        (KeyKind::Bytes | KeyKind::Bpchar, Values::Datum(v)) => {
+            KeyRef::Bytes(unsafe { varlena::bytes(v[i] as *const u8) })
         }
         (KeyKind::Int, Values::Bool(v)) => KeyRef::Fixed(v[i] as i64),
         (KeyKind::Int, Values::I16(v)) => KeyRef::Fixed(v[i] as i64),
         (KeyKind::Int, Values::I32(v)) => KeyRef::Fixed(v[i] as i64),
         (KeyKind::Int, Values::I64(v)) => KeyRef::Fixed(v[i]),
         (k, v) => panic!("group key kind {k:?} over a {:?} column", v.phys_type()),
+    }
+}
+
+/// The form of a key that equality and hashing look at.
+#[inline]
+fn normalized(kind: KeyKind, k: KeyRef<'_>) -> KeyRef<'_> {
+    match (kind, k) {
+        (KeyKind::Float4 | KeyKind::Float8, KeyRef::Fixed(bits)) => {
+            KeyRef::Fixed(float_bits(f64::from_bits(bits as u64)))
+        }
+        (KeyKind::Bpchar, KeyRef::Bytes(b)) => {
+            let keep = b.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1);
+            KeyRef::Bytes(&b[..keep])
+        }
+        (_, k) => k,
     }
 }
 
@@ -198,7 +210,7 @@ impl GroupTable {
         out.resize(rows.len(), 0x9e37_79b9_7f4a_7c15);
         for (kind, col) in self.kinds.iter().zip(cols) {
             for (h, &r) in out.iter_mut().zip(rows) {
-                let part = match unsafe { key_of(*kind, col, r as usize) } {
+                let part = match normalized(*kind, unsafe { key_of(*kind, col, r as usize) }) {
                     KeyRef::Null => 0x5bd1_e995,
                     KeyRef::Fixed(v) => self.state.hash_one(v),
                     KeyRef::Bytes(b) => self.state.hash_one(b),
@@ -225,11 +237,9 @@ impl GroupTable {
         for (&r, &h) in rows.iter().zip(&hashes) {
             let r = r as usize;
             let eq = |g: &u32| {
-                kinds
-                    .iter()
-                    .zip(keys.iter())
-                    .zip(cols)
-                    .all(|((k, store), col)| store.get(*g as usize) == unsafe { key_of(*k, col, r) })
+                kinds.iter().zip(keys.iter()).zip(cols).all(|((k, store), col)| {
+                    normalized(*k, store.get(*g as usize)) == normalized(*k, unsafe { key_of(*k, col, r) })
+                })
             };
             let g = match table.find(h, eq) {
                 Some(&g) => g,
@@ -248,8 +258,8 @@ impl GroupTable {
         self.len() - before
     }
 
-    /// The key of group `g` in column `k`: None for NULL, else the integer
-    /// value (floats as their normalised bits).
+    /// The key of group `g` in column `k` as first met: None for NULL, else
+    /// the integer value (floats as the bits of the value as a float8).
     pub fn fixed_key(&self, k: usize, g: usize) -> Option<i64> {
         match self.keys[k].get(g) {
             KeyRef::Fixed(v) => Some(v),
@@ -336,6 +346,14 @@ mod tests {
         let mut out = vec![];
         unsafe { t.assign(&[&c], &all(5), &mut out) };
         assert_eq!(out, vec![0, 0, 1, 1, 2]);
+        // The group keeps the first value met: 0, not -0.
+        assert_eq!(t.fixed_key(0, 0), Some(0));
+        let mut t = GroupTable::new(&[KeyKind::Float8]);
+        let mut c = Column::new(PhysType::F64, 2);
+        c.values.set_datum(0, (-0.0f64).to_bits() as usize);
+        unsafe { t.assign(&[&c], &all(2), &mut out) };
+        assert_eq!(out, vec![0, 0]);
+        assert_eq!(t.fixed_key(0, 0), Some((-0.0f64).to_bits() as i64));
     }
 
     #[test]
@@ -359,6 +377,10 @@ mod tests {
         unsafe { t.assign(&[&text, &k2], &all(4), &mut out) };
         assert_eq!(out, vec![0, 0, 0, 1]);
         assert_eq!(t.bytes_key(0, 0), Some(&b"ab"[..]));
+        let mut t = GroupTable::new(&[KeyKind::Bpchar]);
+        unsafe { t.assign(&[&text], &[2, 0], &mut out) };
+        // bpchar keeps the first value with its blanks.
+        assert_eq!((out.as_slice(), t.bytes_key(0, 0)), (&[0u32, 0][..], Some(&b"ab "[..])));
     }
 
     #[test]
