@@ -56,7 +56,9 @@ RESET enable_seqscan; RESET enable_indexscan; RESET enable_bitmapscan;
 SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SET vexec.mode = force;
+SET vexec.enable_agg = off;  -- (a plain VecAgg over a serial scan would win)
 EXPLAIN (VEXEC, COSTS OFF) SELECT count(*) FROM ve WHERE a > 5;
+RESET vexec.enable_agg;
 RESET parallel_setup_cost; RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 

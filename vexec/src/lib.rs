@@ -37,7 +37,9 @@ pub extern "C-unwind" fn _PG_init() {
     plan::explain::register();
     plan::report::install_hook();
     plan::scan::install_hook();
+    plan::agg::install_hook();
     exec::scan::register();
+    exec::agg::register();
 }
 
 /// The version of the vexec library that is loaded (not necessarily that of

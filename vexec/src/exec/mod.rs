@@ -1,3 +1,4 @@
 //! The vector executor nodes (CustomScan executors).
 
+pub mod agg;
 pub mod scan;

@@ -84,6 +84,8 @@ struct Program {
     inputs: Vec<InputAttr>,
     quals: Vec<QualItem>,
     targets: Vec<TargetItem>,
+    /// The physical type of each target's result (for the batch interface).
+    target_phys: Vec<PhysType>,
     /// Parameter nodes kernels read, with their physical types.
     params: Vec<(*mut pg_sys::Param, PhysType)>,
     param_types: Vec<PhysType>,
@@ -241,8 +243,10 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
             quals.push(k.map_or(QualItem::Fallback, QualItem::Kernel));
         }
         let mut targets = Vec::new();
+        let mut target_phys = Vec::new();
         for te in list_ptrs::<pg_sys::TargetEntry>((*cscan).scan.plan.targetlist) {
             let e = (*te).expr as *mut pg_sys::Node;
+            target_phys.push(crate::expr::compile::phys_of(pg_sys::exprType(e)).0);
             let item = if (*e).type_ == pg_sys::NodeTag::T_Var
                 && (*(e as *mut pg_sys::Var)).varno as u32 == scanrelid
                 && (*(e as *mut pg_sys::Var)).varattno > 0
@@ -300,7 +304,7 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
             }
         }
         let param_types = c.params.iter().map(|p| p.phys).collect();
-        Program { inputs, quals, targets, params, param_types, needs_tids, early }
+        Program { inputs, quals, targets, target_phys, params, param_types, needs_tids, early }
     }
 }
 
@@ -619,6 +623,65 @@ impl ScanState {
             (*slot).tts_flags &= !(pg_sys::TTS_FLAG_EMPTY as u16);
             (*slot).tts_nvalid = self.out.len() as i16;
         }
+    }
+}
+
+/// A batch handed to a vector parent: one column per target entry, and the
+/// rows that passed the quals. By-reference values stay valid until the next
+/// batch is requested (they live in the scan's per-batch memory or its pinned
+/// pages).
+pub struct VectorBatch {
+    pub columns: Vec<Column>,
+    pub rows: Vec<RowIdx>,
+}
+
+impl ScanState {
+    /// The current batch's output as columns.
+    fn take_batch(&mut self) -> VectorBatch {
+        let out = std::mem::take(&mut self.out);
+        let columns = out
+            .into_iter()
+            .zip(&self.program.target_phys)
+            .map(|(o, &phys)| match o {
+                OutCol::Input(i) => self.input.columns[i].clone(),
+                OutCol::Kernel(c) => c,
+                OutCol::Datums { values, isnull } => {
+                    let mut c = Column::new(phys, values.len());
+                    for &r in &self.out_rows {
+                        let r = r as usize;
+                        c.values.set_datum(r, values[r]);
+                        c.validity.set(r, !isnull[r]);
+                    }
+                    c
+                }
+            })
+            .collect();
+        VectorBatch { columns, rows: std::mem::take(&mut self.out_rows) }
+    }
+}
+
+/// The batch interface of VecScan for vector parents: the next batch that
+/// has rows, or None at the end of the scan. Counts the rows in the node's
+/// instrumentation as ExecProcNode would.
+///
+/// # Safety
+/// `node` is a VecScan node that has begun.
+pub unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+    unsafe {
+        let instr = (*node).ss.ps.instrument;
+        if !instr.is_null() {
+            pg_sys::InstrStartNode(instr);
+        }
+        if state(node).source.is_none() {
+            let estate = (*node).ss.ps.state;
+            open_source(node, shim::vx_begin_scan(state(node).rel, (*estate).es_snapshot));
+        }
+        let st = state(node);
+        let batch = st.next_batch().then(|| st.take_batch());
+        if !instr.is_null() {
+            pg_sys::InstrStopNode(instr, batch.as_ref().map_or(0.0, |b| b.rows.len() as f64));
+        }
+        batch
     }
 }
 

@@ -667,7 +667,7 @@ impl Compiler {
 
 /// Whether bytewise text kernels are exact under collation `collid`:
 /// equality needs a deterministic collation, ordering the C collation.
-fn collation_allows(collid: Oid, equality: bool) -> bool {
+pub fn collation_allows(collid: Oid, equality: bool) -> bool {
     if collid == pg_sys::InvalidOid {
         return false;
     }

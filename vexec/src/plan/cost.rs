@@ -89,3 +89,16 @@ pub unsafe fn seq_scan(rel: *mut pg_sys::RelOptInfo, e: &ExprCosts, workers: i32
 fn ptr_null() -> *mut f64 {
     std::ptr::null_mut()
 }
+
+/// A plain (ungrouped) VecAgg over a vector child path computing `naggs`
+/// aggregates by kernels: the child's cost without handing rows to a row
+/// parent, plus the transitions at kernel price, plus its setup.
+pub unsafe fn plain_agg(child: &pg_sys::Path, naggs: usize) -> Cost {
+    unsafe {
+        let rows = child.rows;
+        let child_cost = child.total_cost - pg_sys::cpu_tuple_cost * OUTPUT_FACTOR * rows;
+        let transitions = naggs.max(1) as f64 * pg_sys::cpu_operator_cost * KERNEL_FACTOR * rows;
+        let startup = child_cost + transitions + SETUP_OPERATORS * pg_sys::cpu_operator_cost;
+        Cost { startup, total: startup + pg_sys::cpu_tuple_cost, rows: 1.0 }
+    }
+}

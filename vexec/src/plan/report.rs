@@ -32,6 +32,10 @@ struct Planning {
     /// Ids of the vector paths turned into plan nodes.
     chosen: Vec<u32>,
     cursor_options: i32,
+    /// Per base relation (RelOptInfo address), a copy of its non-parallel
+    /// VecScan path, for vector parents (VecAgg) to build on whether or not
+    /// add_path kept it.
+    scan_paths: Vec<(usize, *mut pg_sys::CustomPath)>,
 }
 
 thread_local! {
@@ -78,6 +82,22 @@ pub fn mark_chosen(id: u32) {
 }
 
 /// cursorOptions of the statement being planned.
+pub fn stash_scan_path(rel: *mut pg_sys::RelOptInfo, path: *mut pg_sys::CustomPath) {
+    PLANNING.with(|p| {
+        if let Some(pl) = p.borrow_mut().last_mut() {
+            pl.scan_paths.push((rel as usize, path));
+        }
+    });
+}
+
+pub fn scan_path_of(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::CustomPath> {
+    PLANNING.with(|p| {
+        p.borrow()
+            .last()
+            .and_then(|pl| pl.scan_paths.iter().rev().find(|(r, _)| *r == rel as usize).map(|(_, p)| *p))
+    })
+}
+
 pub fn cursor_options() -> i32 {
     PLANNING.with(|p| p.borrow().last().map_or(0, |pl| pl.cursor_options))
 }
@@ -132,7 +152,13 @@ fn plan_with_report(
     let report = (mode != Mode::Off).then(|| Report::new(mode.name(), BATCH_FORMAT.get().name()));
     let depth = PLANNING.with(|p| {
         let mut p = p.borrow_mut();
-        p.push(Planning { report, candidates: Vec::new(), chosen: Vec::new(), cursor_options });
+        p.push(Planning {
+            report,
+            candidates: Vec::new(),
+            chosen: Vec::new(),
+            cursor_options,
+            scan_paths: Vec::new(),
+        });
         p.len()
     });
     // Whatever happens inside, the stack goes back to its depth on entry.

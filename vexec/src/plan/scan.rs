@@ -197,6 +197,10 @@ unsafe fn consider(
         let (row, vec) = cost::seq_scan(rel, &ec, 0);
         let id = report::next_id();
         let path = make_path(rel, vec, disabled, id, 0);
+        // add_path may free the path; vector parents get a copy.
+        let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        std::ptr::copy_nonoverlapping(path, copy, 1);
+        report::stash_scan_path(rel, copy);
         offer(
             rel,
             mode,

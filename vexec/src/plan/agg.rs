@@ -1,0 +1,383 @@
+//! VecAgg paths: `create_upper_paths_hook` (UPPERREL_GROUP_AGG) offers an
+//! aggregation over a VecScan of the input relation, next to PostgreSQL's
+//! Agg paths, costed by `plan::cost`.
+//!
+//! This version does plain aggregation (no GROUP BY) with vectorized
+//! transitions only; every other case is refused with its reason, which
+//! EXPLAIN (VEXEC) shows. Modes behave as for VecScan: explain records,
+//! auto competes on cost, force disables PostgreSQL's Agg paths.
+//!
+//! The plan: a CustomScan with no relation of its own (scanrelid 0) whose
+//! `custom_scan_tlist` lists the aggregates (Aggref nodes). PostgreSQL's
+//! set_references then turns the target list and the HAVING qual into
+//! expressions over that "scan tuple", which the executor fills with the
+//! aggregates' results, so HAVING and expressions over aggregates
+//! (`sum(a) + 1`) are evaluated by PostgreSQL. The child is a VecScan whose
+//! target list is the aggregates' arguments.
+
+use std::ffi::CStr;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use vexec_core::agg::{MomentsFinal, Transition};
+use vexec_core::report::{Alternative, Verdict};
+
+use super::cost;
+use super::report;
+use crate::pgutil::list_ptrs;
+use crate::settings::{self, Mode};
+
+static mut PREV_HOOK: pg_sys::create_upper_paths_hook_type = None;
+
+struct SyncPtr<T>(T);
+unsafe impl<T> Sync for SyncPtr<T> {}
+
+static PATH_METHODS: SyncPtr<pg_sys::CustomPathMethods> = SyncPtr(pg_sys::CustomPathMethods {
+    CustomName: crate::exec::agg::NAME.as_ptr(),
+    PlanCustomPath: Some(plan_custom_path),
+    ReparameterizeCustomPathByChild: None,
+});
+
+pub fn install_hook() {
+    unsafe {
+        PREV_HOOK = pg_sys::create_upper_paths_hook;
+        pg_sys::create_upper_paths_hook = Some(create_upper_paths);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn create_upper_paths(
+    root: *mut pg_sys::PlannerInfo,
+    stage: pg_sys::UpperRelationKind::Type,
+    input_rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+    extra: *mut std::ffi::c_void,
+) {
+    unsafe {
+        if let Some(prev) = PREV_HOOK {
+            prev(root, stage, input_rel, output_rel, extra);
+        }
+        let mode = settings::MODE.get();
+        if mode != Mode::Off && stage == pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG && !extra.is_null() {
+            consider(root, input_rel, output_rel, extra as *mut pg_sys::GroupPathExtraData, mode);
+        }
+    }
+}
+
+/// The vector transition that computes `aggref` exactly, or why there is none.
+pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, String> {
+    unsafe {
+        let a = &*aggref;
+        let name = {
+            let n = pg_sys::get_func_name(a.aggfnoid);
+            if n.is_null() {
+                "?".to_string()
+            } else {
+                CStr::from_ptr(n).to_string_lossy().into_owned()
+            }
+        };
+        if a.aggkind as u8 != pg_sys::AGGKIND_NORMAL {
+            return Err(format!("ordered-set aggregate {name}"));
+        }
+        if !a.aggorder.is_null() {
+            return Err(format!("ORDER BY inside aggregate {name}"));
+        }
+        if !a.aggdistinct.is_null() {
+            return Err(format!("DISTINCT aggregate {name}"));
+        }
+        if !a.aggfilter.is_null() {
+            return Err(format!("FILTER on aggregate {name}"));
+        }
+        if a.agglevelsup != 0 || a.aggsplit != pg_sys::AggSplit::AGGSPLIT_SIMPLE {
+            return Err(format!("aggregate {name} of an outer query or split"));
+        }
+        if pg_sys::get_func_namespace(a.aggfnoid) != pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE) {
+            return Err(format!("aggregate {name} is not built in"));
+        }
+        let argtypes: Vec<pg_sys::Oid> = if a.aggargtypes.is_null() {
+            vec![]
+        } else {
+            (0..(*a.aggargtypes).length as usize)
+                .map(|i| (*(*a.aggargtypes).elements.add(i)).oid_value)
+                .collect()
+        };
+        use pg_sys::{
+            BOOLOID, DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, TEXTOID, TIMESTAMPOID,
+            TIMESTAMPTZOID,
+        };
+        let int_like = [INT2OID, INT4OID, INT8OID, DATEOID, TIMESTAMPOID, TIMESTAMPTZOID];
+        let t = match (name.as_str(), argtypes.as_slice()) {
+            ("count", []) if a.aggstar => Some(Transition::CountRows),
+            ("count", [_]) => Some(Transition::CountValues),
+            ("sum", [t]) if *t == INT2OID || *t == INT4OID => Some(Transition::SumInt),
+            ("sum", [t]) if *t == INT8OID => Some(Transition::SumBigInt),
+            ("avg", [t]) if [INT2OID, INT4OID, INT8OID].contains(t) => Some(Transition::AvgInt),
+            ("sum", [t]) if *t == FLOAT4OID => Some(Transition::SumFloat4),
+            ("sum", [t]) if *t == FLOAT8OID => Some(Transition::SumFloat8),
+            (n, [t]) if *t == FLOAT4OID || *t == FLOAT8OID => {
+                let fin = match n {
+                    "avg" => Some(MomentsFinal::Avg),
+                    "var_pop" => Some(MomentsFinal::VarPop),
+                    "var_samp" | "variance" => Some(MomentsFinal::VarSamp),
+                    "stddev_pop" => Some(MomentsFinal::StddevPop),
+                    "stddev_samp" | "stddev" => Some(MomentsFinal::StddevSamp),
+                    _ => None,
+                };
+                match (n, fin) {
+                    (_, Some(fin)) => Some(Transition::Moments { fin }),
+                    ("min" | "max", None) => Some(Transition::MinMaxFloat { max: n == "max" }),
+                    _ => None,
+                }
+            }
+            ("min" | "max", [t]) if int_like.contains(t) => {
+                Some(Transition::MinMaxInt { max: name == "max" })
+            }
+            ("bool_and" | "every", [t]) if *t == BOOLOID => Some(Transition::MinMaxInt { max: false }),
+            ("bool_or", [t]) if *t == BOOLOID => Some(Transition::MinMaxInt { max: true }),
+            ("min" | "max", [t]) if *t == TEXTOID => {
+                if !crate::expr::compile::collation_allows(a.inputcollid, false) {
+                    return Err(format!("{name}(text) under a collation other than C"));
+                }
+                Some(Transition::MinMaxBytes { max: name == "max" })
+            }
+            _ => None,
+        };
+        t.ok_or_else(|| {
+            let types: Vec<String> = argtypes
+                .iter()
+                .map(|&t| {
+                    let n = pg_sys::format_type_be(t);
+                    CStr::from_ptr(n).to_string_lossy().into_owned()
+                })
+                .collect();
+            format!("no vector transition for {name}({})", types.join(", "))
+        })
+    }
+}
+
+/// The aggregates of the output target and HAVING, each once, in order.
+unsafe fn aggregates_of(
+    target: *mut pg_sys::List,
+    having: *mut pg_sys::Node,
+) -> (Vec<*mut pg_sys::Aggref>, bool) {
+    unsafe {
+        let mut aggs: Vec<*mut pg_sys::Aggref> = Vec::new();
+        let mut bare_vars = false;
+        let flags = pg_sys::PVC_INCLUDE_AGGREGATES as i32;
+        let mut nodes =
+            list_ptrs::<pg_sys::Node>(pg_sys::pull_var_clause(target.cast(), flags)).collect::<Vec<_>>();
+        nodes.extend(list_ptrs::<pg_sys::Node>(pg_sys::pull_var_clause(having, flags)));
+        for n in nodes {
+            if (*n).type_ == pg_sys::NodeTag::T_Aggref {
+                let a = n as *mut pg_sys::Aggref;
+                if !aggs.iter().any(|&b| pg_sys::equal(a.cast(), b.cast())) {
+                    aggs.push(a);
+                }
+            } else {
+                bare_vars = true;
+            }
+        }
+        (aggs, bare_vars)
+    }
+}
+
+/// The expression an aggregate reads (None for count(*)).
+unsafe fn agg_arg(a: *mut pg_sys::Aggref) -> Option<*mut pg_sys::Node> {
+    unsafe { list_ptrs::<pg_sys::TargetEntry>((*a).args).next().map(|te| (*te).expr as *mut pg_sys::Node) }
+}
+
+unsafe fn refusal(
+    root: *mut pg_sys::PlannerInfo,
+    input_rel: *mut pg_sys::RelOptInfo,
+    extra: *mut pg_sys::GroupPathExtraData,
+    aggs: &[*mut pg_sys::Aggref],
+    bare_vars: bool,
+) -> Option<String> {
+    unsafe {
+        let parse = (*root).parse;
+        if !settings::ENABLE_AGG.get() {
+            return Some("vexec.enable_agg is off".into());
+        }
+        if !(*parse).groupingSets.is_null() {
+            return Some("grouping sets".into());
+        }
+        if !(*parse).groupClause.is_null() {
+            return Some("GROUP BY (hashed VecAgg is not implemented yet)".into());
+        }
+        if (*parse).hasTargetSRFs {
+            return Some("set-returning functions in the target list".into());
+        }
+        if bare_vars {
+            return Some("columns outside aggregates".into());
+        }
+        if (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
+            || report::scan_path_of(input_rel).is_none()
+        {
+            return Some("the input is not a vector scan".into());
+        }
+        let mut raising = false;
+        for &a in aggs {
+            let t = match transition_of(a) {
+                Ok(t) => t,
+                Err(why) => return Some(why),
+            };
+            raising |= t.can_raise();
+        }
+        // A float transition can raise an overflow; PostgreSQL raises it before
+        // an error of a later row's qual or argument, which a batch evaluated
+        // ahead cannot promise. Such aggregates need inputs that cannot fail.
+        if raising {
+            let plain_args =
+                aggs.iter().all(|&a| agg_arg(a).is_none_or(|e| (*e).type_ == pg_sys::NodeTag::T_Var));
+            if !plain_args || !(*input_rel).baserestrictinfo.is_null() {
+                return Some("float sum/avg/variance over a filtered or computed input".into());
+            }
+        }
+        let _ = extra;
+        None
+    }
+}
+
+unsafe fn consider(
+    root: *mut pg_sys::PlannerInfo,
+    input_rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+    extra: *mut pg_sys::GroupPathExtraData,
+    mode: Mode,
+) {
+    unsafe {
+        let target = (*output_rel).reltarget;
+        let having = (*extra).havingQual;
+        let (aggs, bare_vars) = aggregates_of((*target).exprs, having);
+        let kind = if (*(*root).parse).groupClause.is_null() { "plain" } else { "hashed" };
+        if let Some(why) = refusal(root, input_rel, extra, &aggs, bare_vars) {
+            report::record(alternative(kind, Verdict::NotPossible(why), None, None, vec![]));
+            return;
+        }
+        let Some(scan) = report::scan_path_of(input_rel) else { return };
+
+        // The child: a copy of the VecScan path that outputs the arguments.
+        let child = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        std::ptr::copy_nonoverlapping(scan, child, 1);
+        let args = pg_sys::create_empty_pathtarget();
+        let mut arg_exprs: Vec<*mut pg_sys::Node> = Vec::new();
+        for &a in &aggs {
+            if let Some(e) = agg_arg(a) {
+                if !arg_exprs.iter().any(|&x| pg_sys::equal(x.cast(), e.cast())) {
+                    arg_exprs.push(e);
+                    pg_sys::add_column_to_pathtarget(args, e.cast(), 0);
+                }
+            }
+        }
+        pg_sys::set_pathtarget_cost_width(root, args);
+        (*child).path.pathtarget = args;
+        let child_rows = (*child).path.rows;
+        let c = cost::plain_agg(&(*child).path, aggs.len());
+        let row_cost =
+            list_ptrs::<pg_sys::Path>((*output_rel).pathlist).map(|p| (*p).total_cost).reduce(f64::min);
+
+        let id = report::next_id();
+        let cp = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        let p = &mut (*cp).path;
+        p.type_ = pg_sys::NodeTag::T_CustomPath;
+        p.pathtype = pg_sys::NodeTag::T_CustomScan;
+        p.parent = output_rel;
+        p.pathtarget = target;
+        p.parallel_safe = false;
+        p.rows = 1.0;
+        p.disabled_nodes = (*child).path.disabled_nodes;
+        p.startup_cost = c.startup;
+        p.total_cost = c.total;
+        (*cp).custom_paths = pg_sys::lappend(std::ptr::null_mut(), child.cast());
+        (*cp).custom_private = pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id as i32).cast());
+        (*cp).custom_private = pg_sys::lappend((*cp).custom_private, having.cast());
+        (*cp).methods = &PATH_METHODS.0;
+
+        let details = vec![format!("aggregates: {} vector, 0 fmgr; input rows: {child_rows:.0}", aggs.len())];
+        let alt = alternative(kind, Verdict::Chosen, row_cost, Some(c.total), details);
+        match mode {
+            Mode::Off => {}
+            Mode::Explain => {
+                let mut alt = alt;
+                alt.verdict = Verdict::NotChosen("explain mode".into());
+                report::record(alt);
+            }
+            Mode::Auto | Mode::Force => {
+                // Force: PostgreSQL's Agg paths count as disabled, unless the
+                // vector path is disabled itself (enable_seqscan = off disables
+                // its scan), when the two compete on cost as usual.
+                if mode == Mode::Force && p.disabled_nodes == 0 {
+                    for path in list_ptrs::<pg_sys::Path>((*output_rel).pathlist) {
+                        if (*path).pathtype == pg_sys::NodeTag::T_Agg {
+                            (*path).disabled_nodes += 1;
+                        }
+                    }
+                }
+                pg_sys::add_path(output_rel, cp.cast());
+                report::record_candidate(alt, id, "another path was cheaper");
+            }
+        }
+    }
+}
+
+fn alternative(
+    kind: &str,
+    verdict: Verdict,
+    row_cost: Option<f64>,
+    vector_cost: Option<f64>,
+    details: Vec<String>,
+) -> Alternative {
+    Alternative { node: "VecAgg".into(), target: kind.into(), verdict, row_cost, vector_cost, details }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn plan_custom_path(
+    _root: *mut pg_sys::PlannerInfo,
+    _rel: *mut pg_sys::RelOptInfo,
+    best_path: *mut pg_sys::CustomPath,
+    tlist: *mut pg_sys::List,
+    _clauses: *mut pg_sys::List,
+    custom_plans: *mut pg_sys::List,
+) -> *mut pg_sys::Plan {
+    unsafe {
+        let mut private = list_ptrs::<pg_sys::Node>((*best_path).custom_private);
+        let id = private.next().map_or(0, |n| (*(n as *mut pg_sys::Integer)).ival);
+        let having = private.next().unwrap_or(std::ptr::null_mut());
+        report::mark_chosen(id as u32);
+        let child = list_ptrs::<pg_sys::Plan>(custom_plans).next().expect("VecAgg has a child plan");
+        let child_exprs: Vec<*mut pg_sys::Node> =
+            list_ptrs::<pg_sys::TargetEntry>((*child).targetlist).map(|te| (*te).expr.cast()).collect();
+
+        let (aggs, _) = aggregates_of(tlist, having);
+        // custom_scan_tlist: the aggregates; private: per aggregate its
+        // transition code and the child column of its argument (-1: none).
+        let mut scan_tlist: *mut pg_sys::List = std::ptr::null_mut();
+        let mut spec: *mut pg_sys::List =
+            pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id).cast());
+        for (i, &a) in aggs.iter().enumerate() {
+            let te = pg_sys::makeTargetEntry(a.cast(), (i + 1) as i16, std::ptr::null_mut(), false);
+            scan_tlist = pg_sys::lappend(scan_tlist, te.cast());
+            let t =
+                transition_of(a).unwrap_or_else(|why| panic!("VecAgg planned without a transition: {why}"));
+            let arg = agg_arg(a).map_or(-1, |e| {
+                child_exprs
+                    .iter()
+                    .position(|&x| pg_sys::equal(x.cast(), e.cast()))
+                    .expect("argument in child") as i32
+            });
+            spec = pg_sys::lappend(spec, pg_sys::makeInteger(t.code()).cast());
+            spec = pg_sys::lappend(spec, pg_sys::makeInteger(arg).cast());
+        }
+        let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+        (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
+        (*cscan).scan.plan.targetlist = tlist;
+        (*cscan).scan.plan.qual = having as *mut pg_sys::List;
+        (*cscan).scan.scanrelid = 0;
+        (*cscan).custom_scan_tlist = scan_tlist;
+        (*cscan).custom_plans = custom_plans;
+        (*cscan).custom_private = spec;
+        (*cscan).flags = (*best_path).flags;
+        (*cscan).methods = crate::exec::agg::scan_methods();
+        cscan as *mut pg_sys::Plan
+    }
+}
