@@ -59,9 +59,10 @@ bench: $(SETUP)
 	$(IN) tools/bench run --pk $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory bench-collect
 
-# The VecScan benchmark: 10 M rows, best of 5, off/auto/force, 0 and 2 workers.
+# The VecScan benchmark: 10 M rows, best of 5, off/auto/force (and force with
+# VecScan only: forcescan), 0 and 2 workers.
 bench-scan: $(SETUP)
-	$(IN) tools/bench run --benchmarks scan --hot 5 $(BENCH_ARGS)
+	$(IN) tools/bench run --benchmarks scan --hot 5 --modes vanilla,off,auto,force,forcescan $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory bench-collect
 
 # Results are written inside the dev root; keep them in the repository.

@@ -26,7 +26,8 @@ FIELDS = ["sha", "started", "machine", "benchmark", "dataset", "config", "query"
 
 @dataclass(frozen=True)
 class Config:
-    mode: str                 # vanilla | off | auto | force | duckdb
+    mode: str                 # vanilla | off | auto | force | forcescan | duckdb
+                              # (forcescan: force with vector scans only, vexec.enable_agg off)
     workers: int = 0          # max_parallel_workers_per_gather (DuckDB: threads)
 
     @property
@@ -117,7 +118,9 @@ class Runner:
         try:
             setup = [f"SET max_parallel_workers_per_gather = {cfg.workers}",
                      f"SET statement_timeout = '{int(self.timeout_s * 1000)}ms'"]
-            if cfg.server == "vexec":
+            if cfg.mode == "forcescan":
+                setup += ["SET vexec.mode = force", "SET vexec.enable_agg = off"]
+            elif cfg.server == "vexec":
                 setup.append(f"SET vexec.mode = {cfg.mode}")
             for s in setup:
                 conn.execute(s)
