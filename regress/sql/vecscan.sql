@@ -317,3 +317,19 @@ END $$;
 SELECT same($$SELECT a, length(t) FROM few_pins WHERE a % 3 = 0$$);
 SELECT same($$SELECT count(*), sum(a) FROM few_pins$$);
 COMMIT;
+
+-- Inheritance: the parent's rows and its children's, each table scanned by
+-- its own scan under an Append (a vector scan of the parent alone would miss
+-- the children).
+CREATE TABLE vparent (a int, t text);
+CREATE TABLE vchild (b int) INHERITS (vparent);
+INSERT INTO vparent SELECT g, 'p' || g FROM generate_series(1, 300) g;
+INSERT INTO vchild SELECT g, 'c' || g, g FROM generate_series(1, 3000) g;
+ANALYZE vparent, vchild;
+SELECT same($$SELECT count(*), sum(a) FROM vparent$$);
+SELECT same($$SELECT a, t FROM vparent WHERE a % 100 = 7$$);
+SELECT same($$SELECT a, t FROM ONLY vparent WHERE a % 10 = 7$$);
+SET vexec.mode = force;
+SELECT * FROM scans($$SELECT count(*) FROM vparent WHERE a > 5$$);
+RESET vexec.mode;
+DROP TABLE vchild, vparent;

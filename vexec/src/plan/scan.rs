@@ -156,8 +156,12 @@ unsafe fn consider(
             || ((*rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
                 && (*rel).reloptkind != pg_sys::RelOptKind::RELOPT_OTHER_MEMBER_REL)
             || (*rte).relkind as u8 == pg_sys::RELKIND_PARTITIONED_TABLE
+            || (*rte).inh
         {
-            return; // not a scan of a table (a partitioned table's partitions are)
+            // Not a scan of one table: an inheritance parent (with children)
+            // or a partitioned table is an Append of its members' scans,
+            // which are considered one by one.
+            return;
         }
         let name = relation_name(rte);
         let target = format!("on {name}");
