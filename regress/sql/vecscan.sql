@@ -333,3 +333,28 @@ SET vexec.mode = force;
 SELECT * FROM scans($$SELECT count(*) FROM vparent WHERE a > 5$$);
 RESET vexec.mode;
 DROP TABLE vchild, vparent;
+
+-- UPDATE of an inheritance tree or a partitioned table: the members are
+-- result relations (no vector scan of them), while the subquery's table is
+-- scanned by a vector scan. (A MULTIEXPR subplan in a member's scan crashed.)
+CREATE TABLE vint (f1 int);
+INSERT INTO vint VALUES (0), (123456), (-123456);
+CREATE TABLE vupd (f1 int, f2 name) PARTITION BY RANGE (f1);
+CREATE TABLE vupd1 PARTITION OF vupd FOR VALUES FROM (1) TO (5);
+CREATE TABLE vupd2 PARTITION OF vupd FOR VALUES FROM (5) TO (100);
+INSERT INTO vupd SELECT x, x::text FROM generate_series(1, 10) x;
+SET vexec.mode = force;
+SELECT * FROM scans($$UPDATE vupd i SET (f1, f2) = (SELECT i.f1, i.f2 || '-' FROM vint LIMIT 1)$$);
+UPDATE vupd i SET (f1, f2) = (SELECT i.f1, i.f2 || '-' FROM vint LIMIT 1);
+UPDATE vupd i SET (f1, f2) = (SELECT i.f1, i.f2 || '-' FROM vint LIMIT 1);
+SELECT * FROM vupd ORDER BY f1;
+CREATE TABLE vinh (f1 int, f2 name);
+CREATE TABLE vinhc (f2 name, f1 int);
+ALTER TABLE vinhc INHERIT vinh;
+INSERT INTO vinh SELECT x, x::text FROM generate_series(1, 5) x;
+INSERT INTO vinhc SELECT x::text, x FROM generate_series(6, 10) x;
+UPDATE vinh i SET (f1, f2) = (SELECT i.f1, i.f2 || '-' FROM vint LIMIT 1);
+SELECT * FROM vinh ORDER BY f1;
+RESET vexec.mode;
+DROP TABLE vupd, vinh CASCADE;
+DROP TABLE vint;

@@ -82,7 +82,13 @@ unsafe fn refusal(
         if !(*rte).tablesample.is_null() {
             return Some("TABLESAMPLE".into());
         }
-        if (*(*root).parse).resultRelation == rti as i32 {
+        // The target of UPDATE/DELETE/MERGE, or one of its inheritance
+        // children or partitions (their scans carry the update's target list,
+        // MULTIEXPR subplans included, which a row scan must evaluate).
+        let result_rel = (*(*root).parse).resultRelation;
+        if result_rel == rti as i32
+            || (result_rel > 0 && pg_sys::bms_is_member(result_rel, (*rel).top_parent_relids))
+        {
             return Some("target of UPDATE, DELETE or MERGE".into());
         }
         for rc in list_ptrs::<pg_sys::PlanRowMark>((*root).rowMarks) {
