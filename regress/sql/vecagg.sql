@@ -31,6 +31,10 @@ BEGIN
          || ' (' || vec || ')';
 END $fn$;
 
+CREATE FUNCTION vexec_plan_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE ln text;
+BEGIN FOR ln IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP RETURN NEXT ln; END LOOP; END $$;
+
 CREATE TABLE va (id int, a int, b bigint, s smallint, f float8, r real, d date,
                  ts timestamp, t text COLLATE "C", u text, bo bool, n numeric(10,2));
 INSERT INTO va SELECT g,
@@ -164,3 +168,13 @@ SET vexec.mode = explain;
 EXPLAIN (VEXEC, COSTS OFF) SELECT count(*), sum(a) FROM va;
 RESET vexec.mode;
 DROP AGGREGATE my_sum(int);
+-- Grouping sets whose keys PostgreSQL wraps in placeholders: refused, no error.
+SELECT agg_same($$SELECT a, b, grouping(a, b), sum(v), count(*) FROM (VALUES (1, 1, 10), (1, 2, 11), (2, 3, 12)) g(a, b, v) GROUP BY ROLLUP (a, b)$$);
+-- Force mode: an aggregate over an index scan keeps competing (as index
+-- scans do against VecScan), so a point lookup stays an index lookup.
+CREATE INDEX va_id ON va (id);
+SET vexec.mode = force;
+SELECT * FROM (SELECT count(*) FILTER (WHERE ln ~ 'Index|Vec') AS lookups, bool_or(ln ~ 'Vec Seq Scan') AS vector_scan
+  FROM vexec_plan_lines($$SELECT count(*) FROM va WHERE id = 5$$) ln) x;
+RESET vexec.mode;
+DROP INDEX va_id;

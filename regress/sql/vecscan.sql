@@ -358,3 +358,12 @@ SELECT * FROM vinh ORDER BY f1;
 RESET vexec.mode;
 DROP TABLE vupd, vinh CASCADE;
 DROP TABLE vint;
+
+-- A correlated scalar subquery in the target list (PostgreSQL's subselect
+-- test, orders_view): evaluated above the vector scan, per row.
+CREATE TABLE vorders (approver_ref integer, po_ref integer, ordercanceled boolean);
+INSERT INTO vorders VALUES (1, 1, false), (66, 5, false), (66, 1, true), (77, 1, false);
+SELECT same($$SELECT *, (SELECT CASE WHEN o.approver_ref = 1 THEN '---' ELSE 'Approved' END) FROM vorders o$$);
+SELECT same($$SELECT *, (SELECT CASE WHEN o.po_ref = 1 THEN (SELECT CASE WHEN o.approver_ref = 1 THEN 'a' ELSE 'b' END) ELSE 'c' END) FROM vorders o$$);
+SELECT same($$SELECT * FROM vorders o WHERE (SELECT CASE WHEN o.approver_ref = 1 THEN 1 ELSE 2 END) = 2$$);
+DROP TABLE vorders;

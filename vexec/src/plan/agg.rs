@@ -163,7 +163,11 @@ unsafe fn aggregates_of(
     unsafe {
         let mut aggs: Vec<*mut pg_sys::Aggref> = Vec::new();
         let mut bare_vars = false;
-        let flags = pg_sys::PVC_INCLUDE_AGGREGATES as i32;
+        // Placeholders (grouping sets wrap keys in them) and window functions
+        // are looked into; a Var found in them counts as outside aggregates.
+        let flags = (pg_sys::PVC_INCLUDE_AGGREGATES
+            | pg_sys::PVC_RECURSE_WINDOWFUNCS
+            | pg_sys::PVC_RECURSE_PLACEHOLDERS) as i32;
         let mut nodes =
             list_ptrs::<pg_sys::Node>(pg_sys::pull_var_clause(target.cast(), flags)).collect::<Vec<_>>();
         nodes.extend(list_ptrs::<pg_sys::Node>(pg_sys::pull_var_clause(having, flags)));
@@ -308,7 +312,7 @@ unsafe fn consider(
                 // its scan), when the two compete on cost as usual.
                 if mode == Mode::Force && p.disabled_nodes == 0 {
                     for path in list_ptrs::<pg_sys::Path>((*output_rel).pathlist) {
-                        if (*path).pathtype == pg_sys::NodeTag::T_Agg {
+                        if (*path).pathtype == pg_sys::NodeTag::T_Agg && reads_a_scan(path) {
                             (*path).disabled_nodes += 1;
                         }
                     }
@@ -317,6 +321,22 @@ unsafe fn consider(
                 report::record_candidate(alt, id, "another path was cheaper");
             }
         }
+    }
+}
+
+/// Whether an Agg path reads a sequential or vector scan (one a VecAgg
+/// replaces in force mode; an Agg over an index scan keeps competing, as
+/// index scans do against VecScan).
+unsafe fn reads_a_scan(path: *mut pg_sys::Path) -> bool {
+    unsafe {
+        if (*path).type_ != pg_sys::NodeTag::T_AggPath {
+            return false;
+        }
+        let mut sub = (*(path as *mut pg_sys::AggPath)).subpath;
+        while (*sub).type_ == pg_sys::NodeTag::T_ProjectionPath {
+            sub = (*(sub as *mut pg_sys::ProjectionPath)).subpath;
+        }
+        matches!((*sub).pathtype, pg_sys::NodeTag::T_SeqScan | pg_sys::NodeTag::T_CustomScan)
     }
 }
 

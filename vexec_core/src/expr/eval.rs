@@ -135,7 +135,7 @@ pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kern
         VExpr::Length { kind, arg } => {
             let a = eval_plain(arg, CmpKind::Text, ctx, sel)?;
             let mut out = Column::new(PhysType::I32, len);
-            text::length(*kind, &a, sel, &mut out);
+            text::length(*kind, &a, sel, &mut out)?;
             out
         }
         VExpr::Case { arms, otherwise, phys } => {

@@ -1,21 +1,24 @@
 //! Text functions on plain varlenas: lengths and set membership.
 //!
 //! - `length`/`char_length` of text count characters: in UTF-8 the bytes that
-//!   do not continue a character (the data is valid UTF-8, PostgreSQL checks
-//!   it on input); the compiler uses Octets in single-byte encodings.
+//!   do not continue a character; the compiler uses Octets in single-byte
+//!   encodings. Text is not always valid: a C function can build any bytes,
+//!   and PostgreSQL's count stops at a NUL byte and raises on a truncated
+//!   character. Such a value is reported as an error row, so PostgreSQL
+//!   evaluates the batch itself.
 //! - `octet_length` counts bytes (bpchar's blanks included).
 //! - `length` of bpchar counts characters without the trailing blanks.
 
 use crate::batch::{varlena, Column, RowIdx, Values};
 use crate::expr::kernels::cmp::trim_blanks;
-use crate::expr::LengthKind;
+use crate::expr::{KernelError, LengthKind};
 
 #[inline]
 pub fn utf8_chars(b: &[u8]) -> usize {
     b.iter().filter(|&&x| (x & 0xc0) != 0x80).count()
 }
 
-pub fn length(kind: LengthKind, arg: &Column, sel: &[RowIdx], out: &mut Column) {
+pub fn length(kind: LengthKind, arg: &Column, sel: &[RowIdx], out: &mut Column) -> Result<(), KernelError> {
     let (Values::Datum(a), Values::I32(o)) = (&arg.values, &mut out.values) else {
         panic!("length expects varlena input and int32 output");
     };
@@ -25,6 +28,9 @@ pub fn length(kind: LengthKind, arg: &Column, sel: &[RowIdx], out: &mut Column) 
         out.validity.set(i, valid);
         if valid {
             let s = unsafe { varlena::bytes(a[i] as *const u8) };
+            if kind != LengthKind::Octets && (s.contains(&0) || std::str::from_utf8(s).is_err()) {
+                return Err(KernelError { row });
+            }
             o[i] = match kind {
                 LengthKind::Octets => s.len(),
                 LengthKind::TextChars => utf8_chars(s),
@@ -32,6 +38,7 @@ pub fn length(kind: LengthKind, arg: &Column, sel: &[RowIdx], out: &mut Column) 
             } as i32;
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -44,11 +51,28 @@ mod tests {
         let a = varlena::make_1b("häll ".as_bytes());
         let col = Column { values: Values::Datum(vec![a.as_ptr() as usize]), validity: Bitmap::all_valid(1) };
         let mut out = Column::new(PhysType::I32, 1);
-        length(LengthKind::TextChars, &col, &[0], &mut out);
+        length(LengthKind::TextChars, &col, &[0], &mut out).unwrap();
         assert_eq!(out.values, Values::I32(vec![5]));
-        length(LengthKind::Octets, &col, &[0], &mut out);
+        length(LengthKind::Octets, &col, &[0], &mut out).unwrap();
         assert_eq!(out.values, Values::I32(vec![6]));
-        length(LengthKind::BpcharChars, &col, &[0], &mut out);
+        length(LengthKind::BpcharChars, &col, &[0], &mut out).unwrap();
         assert_eq!(out.values, Values::I32(vec![4]));
+    }
+
+    #[test]
+    fn invalid_text_is_left_to_postgres() {
+        // A truncated character and an embedded NUL: PostgreSQL raises or
+        // stops counting; the kernel reports the row instead of guessing.
+        let truncated = varlena::make_1b(b"caf\xc3");
+        let nul = varlena::make_1b(b"ab\x00cd");
+        let col = Column {
+            values: Values::Datum(vec![truncated.as_ptr() as usize, nul.as_ptr() as usize]),
+            validity: Bitmap::all_valid(2),
+        };
+        let mut out = Column::new(PhysType::I32, 2);
+        assert_eq!(length(LengthKind::TextChars, &col, &[0], &mut out), Err(KernelError { row: 0 }));
+        assert_eq!(length(LengthKind::TextChars, &col, &[1], &mut out), Err(KernelError { row: 1 }));
+        length(LengthKind::Octets, &col, &[0, 1], &mut out).unwrap();
+        assert_eq!(out.values, Values::I32(vec![4, 5]));
     }
 }
