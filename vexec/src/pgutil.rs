@@ -32,3 +32,36 @@ pub unsafe fn attnums(nodes: &[*mut pg_sys::Node], varno: u32) -> Vec<i32> {
         out.push(m + pg_sys::FirstLowInvalidHeapAttributeNumber);
     }
 }
+
+/// A static PostgreSQL method table (raw pointers inside) shared by the
+/// single-threaded backend.
+pub struct SyncPtr<T>(pub T);
+unsafe impl<T> Sync for SyncPtr<T> {}
+
+/// Call `func(arg)` when memory context `cxt` is reset or deleted (an ERROR
+/// or a cancel ends the query): how executor nodes free their Rust state.
+///
+/// # Safety
+/// `arg` stays valid as long as `cxt`.
+pub unsafe fn on_context_reset(
+    cxt: pg_sys::MemoryContext,
+    func: unsafe extern "C-unwind" fn(*mut std::ffi::c_void),
+    arg: *mut std::ffi::c_void,
+) {
+    unsafe {
+        let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
+            as *mut pg_sys::MemoryContextCallback;
+        (*cb).func = Some(func);
+        (*cb).arg = arg;
+        pg_sys::MemoryContextRegisterResetCallback(cxt, cb);
+    }
+}
+
+/// An EXPLAIN text property.
+///
+/// # Safety
+/// `es` is the ExplainState of a running EXPLAIN.
+pub unsafe fn explain_text(es: *mut pg_sys::ExplainState, label: &std::ffi::CStr, value: &str) {
+    let v = std::ffi::CString::new(value).unwrap_or_default();
+    unsafe { pg_sys::ExplainPropertyText(label.as_ptr(), pg_sys::pstrdup(v.as_ptr()), es) };
+}

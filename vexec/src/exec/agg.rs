@@ -18,6 +18,7 @@
 use std::ffi::c_void;
 use std::ptr;
 
+use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::agg::{Accumulator, AggError, AggResult, Transition};
@@ -57,9 +58,6 @@ struct VecAggNode {
     css: pg_sys::CustomScanState,
     state: *mut AggState,
 }
-
-struct SyncPtr<T>(T);
-unsafe impl<T> Sync for SyncPtr<T> {}
 
 static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(pg_sys::CustomScanMethods {
     CustomName: NAME.as_ptr(),
@@ -161,11 +159,7 @@ unsafe extern "C-unwind" fn begin(
         });
         let vnode = node as *mut VecAggNode;
         (*vnode).state = Box::into_raw(st);
-        let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
-            as *mut pg_sys::MemoryContextCallback;
-        (*cb).func = Some(drop_state);
-        (*cb).arg = vnode.cast();
-        pg_sys::MemoryContextRegisterResetCallback((*estate).es_query_cxt, cb);
+        crate::pgutil::on_context_reset((*estate).es_query_cxt, drop_state, vnode.cast());
     }
 }
 
@@ -335,10 +329,7 @@ unsafe extern "C-unwind" fn explain(
 ) {
     unsafe {
         let st = state(node);
-        let prop = |label: &std::ffi::CStr, value: String| {
-            let v = std::ffi::CString::new(value).unwrap_or_default();
-            pg_sys::ExplainPropertyText(label.as_ptr(), pg_sys::pstrdup(v.as_ptr()), es);
-        };
+        let prop = |label: &std::ffi::CStr, value: String| crate::pgutil::explain_text(es, label, &value);
         prop(c"Strategy", "Plain".into());
         if (*es).verbose {
             prop(c"Vector Transitions", format!("{} of {}", st.items.len(), st.items.len()));

@@ -53,6 +53,7 @@
 use std::ffi::c_void;
 use std::ptr;
 
+use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::batch::{full_selection, Bitmap, Column, PhysType, RowIdx};
@@ -168,9 +169,6 @@ struct VecScanNode {
     css: pg_sys::CustomScanState,
     state: *mut ScanState,
 }
-
-struct SyncPtr<T>(T);
-unsafe impl<T> Sync for SyncPtr<T> {}
 
 static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(pg_sys::CustomScanMethods {
     CustomName: NAME.as_ptr(),
@@ -364,11 +362,7 @@ unsafe extern "C-unwind" fn begin(
         });
         let vnode = node as *mut VecScanNode;
         (*vnode).state = Box::into_raw(st);
-        let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
-            as *mut pg_sys::MemoryContextCallback;
-        (*cb).func = Some(drop_state);
-        (*cb).arg = vnode.cast();
-        pg_sys::MemoryContextRegisterResetCallback((*estate).es_query_cxt, cb);
+        crate::pgutil::on_context_reset((*estate).es_query_cxt, drop_state, vnode.cast());
 
         let parallel = (*(*node).ss.ps.plan).parallel_aware;
         if eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as i32 == 0 && !parallel {
@@ -801,10 +795,7 @@ unsafe extern "C-unwind" fn explain(
     unsafe {
         let st = state(node);
         let (kq, steps, fq, kt, ft) = st.program.counts();
-        let prop = |label: &std::ffi::CStr, value: String| {
-            let v = std::ffi::CString::new(value).unwrap_or_default();
-            pg_sys::ExplainPropertyText(label.as_ptr(), pg_sys::pstrdup(v.as_ptr()), es);
-        };
+        let prop = |label: &std::ffi::CStr, value: String| crate::pgutil::explain_text(es, label, &value);
         if (*es).verbose {
             prop(c"Vector Quals", format!("{kq} kernel, {fq} fallback"));
             prop(c"Vector Targets", format!("{kt} kernel, {ft} fallback"));

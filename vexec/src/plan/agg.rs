@@ -17,6 +17,7 @@
 
 use std::ffi::CStr;
 
+use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::agg::{MomentsFinal, Transition};
@@ -28,9 +29,6 @@ use crate::pgutil::list_ptrs;
 use crate::settings::{self, Mode};
 
 static mut PREV_HOOK: pg_sys::create_upper_paths_hook_type = None;
-
-struct SyncPtr<T>(T);
-unsafe impl<T> Sync for SyncPtr<T> {}
 
 static PATH_METHODS: SyncPtr<pg_sys::CustomPathMethods> = SyncPtr(pg_sys::CustomPathMethods {
     CustomName: crate::exec::agg::NAME.as_ptr(),

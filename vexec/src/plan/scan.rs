@@ -14,6 +14,7 @@
 
 use std::ffi::CStr;
 
+use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::report::{Alternative, Verdict};
@@ -25,9 +26,6 @@ use crate::pgutil::list_ptrs;
 use crate::settings::{self, Mode};
 
 static mut PREV_HOOK: pg_sys::set_rel_pathlist_hook_type = None;
-
-struct SyncPtr<T>(T);
-unsafe impl<T> Sync for SyncPtr<T> {}
 
 static PATH_METHODS: SyncPtr<pg_sys::CustomPathMethods> = SyncPtr(pg_sys::CustomPathMethods {
     CustomName: crate::exec::scan::NAME.as_ptr(),
