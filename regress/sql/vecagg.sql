@@ -146,7 +146,6 @@ RESET vexec.mode;
 
 -- Not vectorized (yet): each with its reason, and the answer is PostgreSQL's.
 SET vexec.mode = force;
-EXPLAIN (VEXEC, COSTS OFF) SELECT s, count(*) FROM va GROUP BY s;
 EXPLAIN (VEXEC, COSTS OFF) SELECT count(DISTINCT a) FROM va;
 EXPLAIN (VEXEC, COSTS OFF) SELECT count(*) FILTER (WHERE a > 0) FROM va;
 EXPLAIN (VEXEC, COSTS OFF) SELECT string_agg(t, ',' ORDER BY t) FROM va;

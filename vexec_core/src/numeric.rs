@@ -167,6 +167,29 @@ pub fn encode_payload(value: i128, dscale: u16) -> Vec<u8> {
     out
 }
 
+/// The non-finite numerics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Special {
+    NaN,
+    PosInfinity,
+    NegInfinity,
+}
+
+/// The payload of a special value (a short header alone, as `make_result`).
+pub fn encode_special(s: Special) -> Vec<u8> {
+    let header = match s {
+        Special::NaN => NAN,
+        Special::PosInfinity => PINF,
+        Special::NegInfinity => NINF,
+    };
+    header.to_le_bytes().to_vec()
+}
+
+/// `value * 10^k`, None on overflow.
+pub fn rescale(value: i128, k: u16) -> Option<i128> {
+    pow10(k as u32).and_then(|p| value.checked_mul(p))
+}
+
 /// A complete numeric varlena (4-byte header), as PostgreSQL builds one in memory.
 pub fn encode(value: i128, dscale: u16) -> Vec<u8> {
     crate::batch::varlena::make_4b(&encode_payload(value, dscale))

@@ -6,8 +6,18 @@
 //! into its scan tuple (laid out by `custom_scan_tlist`), and PostgreSQL's
 //! own HAVING qual and projection run on it (see plan/agg.rs).
 //!
-//! This version is plain aggregation: one group, so memory is constant
-//! (a text min/max keeps one value).
+//! Plain aggregation (no GROUP BY) has one group. Hashed aggregation maps
+//! each live row's key columns (the child's first columns) to a dense group
+//! number in a `vexec_core` GroupTable and feeds the accumulators by group.
+//!
+//! Memory: the group table and the accumulators stay within `hash_mem`
+//! (work_mem x hash_mem_multiplier). Past it the table is frozen, as
+//! PostgreSQL's HashAggregate does: rows of groups already in the table
+//! keep updating them; rows of other groups are written, in input order, to
+//! one of `SPILL_FANOUT` temporary files chosen by their key hash. When the
+//! input ends, the groups in memory are returned, then each file is
+//! aggregated in turn the same way (spilling again, on other hash bits, if
+//! it is still too large). A group's rows always arrive in input order.
 //!
 //! Memory and resources: the Rust state is owned by the node and dropped by
 //! EndCustomScan, or by a reset callback on the query's memory context when
@@ -21,14 +31,23 @@ use std::ptr;
 use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::agg::{Accumulator, AggError, AggResult, Transition};
-use vexec_core::batch::Column;
+use vexec_core::agg::{Accumulator, AggError, AggResult, GroupTable, KeyKind, Transition, NO_GROUP};
+use vexec_core::batch::{Column, PhysType, RowIdx, Values};
+use vexec_core::spill::partition_of;
 
 use crate::exec::scan;
+use crate::exec::spill::SpillFile;
 use crate::pgutil::list_ptrs;
 use crate::shim::{self, guarded};
 
 pub const NAME: &std::ffi::CStr = c"VecAgg";
+
+/// Temporary files per spill (a power of two; each level of recursion
+/// partitions on the next 4 bits of the key hash).
+const SPILL_FANOUT: usize = 16;
+/// Past this recursion level a partition is aggregated in memory whatever
+/// its size (16 levels use all 64 bits of the hash).
+const MAX_SPILL_LEVEL: u32 = 15;
 
 /// One aggregate: its transition and the child column of its argument.
 struct AggItem {
@@ -41,13 +60,44 @@ struct AggItem {
 struct Stats {
     batches: u64,
     rows: u64,
+    groups: u64,
+    spill_files: u64,
+    spilled_rows: u64,
+    spilled_bytes: u64,
+    peak_memory: usize,
+}
+
+/// The grouping part of a hashed VecAgg.
+struct Grouping {
+    /// One per key; key `k` is child column `k`.
+    kinds: Vec<KeyKind>,
+    table: GroupTable,
+    /// Bytes the table and accumulators may hold (hash_mem).
+    budget: usize,
+    /// The table takes no new groups; their rows go to `spill`.
+    frozen: bool,
+    /// Recursion level of the input being aggregated (0: the child).
+    level: u32,
+    spill: Vec<SpillFile>,
+    /// Files still to aggregate, with their level.
+    pending: Vec<(SpillFile, u32)>,
+    /// Next group to return.
+    next: usize,
+    /// The physical types of the child's columns (for reading files back).
+    types: Vec<PhysType>,
+    /// Child columns to write to files with their values (the others are
+    /// only counted by count(x), so their validity is enough).
+    spill_values: Vec<bool>,
+    scratch: Vec<u8>,
 }
 
 pub struct AggState {
     items: Vec<AggItem>,
     accs: Vec<Accumulator>,
+    grouping: Option<Grouping>,
     child: *mut pg_sys::CustomScanState,
     econtext: *mut pg_sys::ExprContext,
+    query_cxt: pg_sys::MemoryContext,
     consumed: bool,
     emitted: bool,
     stats: Stats,
@@ -126,11 +176,19 @@ unsafe extern "C-unwind" fn begin(
         let child = pg_sys::ExecInitNode(child_plan, estate, eflags) as *mut pg_sys::CustomScanState;
         (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), child.cast());
 
-        // custom_private: [report id, (transition code, argument column)...]
-        let spec: Vec<i32> =
+        // custom_private: [report id, number of keys, key kind codes...,
+        // (transition code, argument column)...]; custom_scan_tlist: the
+        // keys, then the aggregates.
+        let private: Vec<i32> =
             list_ptrs::<pg_sys::Integer>((*cscan).custom_private).skip(1).map(|i| (*i).ival).collect();
-        let result_types = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
-            .map(|te| pg_sys::exprType((*te).expr.cast()));
+        let nkeys = private[0] as usize;
+        let kinds: Vec<KeyKind> =
+            private[1..=nkeys].iter().map(|&c| KeyKind::from_code(c).expect("a known key kind")).collect();
+        let spec = &private[1 + nkeys..];
+        let scan_types: Vec<pg_sys::Oid> = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
+            .map(|te| pg_sys::exprType((*te).expr.cast()))
+            .collect();
+        let result_types = scan_types[nkeys..].iter().copied();
         let items: Vec<AggItem> = spec
             .chunks_exact(2)
             .zip(result_types)
@@ -140,19 +198,49 @@ unsafe extern "C-unwind" fn begin(
                 result_type,
             })
             .collect();
-        let accs = items
-            .iter()
-            .map(|it| {
-                let mut a = Accumulator::new(it.transition);
-                a.ensure_groups(1);
-                a
-            })
-            .collect();
+        let grouping = (nkeys > 0).then(|| {
+            let child_tlist = (*(*child).ss.ps.plan).targetlist;
+            let ncols = (*child_tlist).length as usize;
+            // A column keeps its values in a file if it is a key or the
+            // argument of anything but count(x).
+            let spill_values = (0..ncols)
+                .map(|c| {
+                    c < nkeys
+                        || items
+                            .iter()
+                            .any(|it| it.arg == Some(c) && it.transition != Transition::CountValues)
+                })
+                .collect::<Vec<bool>>();
+            // Columns written as validity only come back as booleans.
+            let types = list_ptrs::<pg_sys::TargetEntry>(child_tlist)
+                .zip(&spill_values)
+                .map(|(te, &values)| match values {
+                    true => crate::expr::compile::phys_of(pg_sys::exprType((*te).expr.cast())).0,
+                    false => PhysType::Bool,
+                })
+                .collect();
+            Grouping {
+                table: GroupTable::new(&kinds),
+                kinds,
+                budget: pg_sys::get_hash_memory_limit(),
+                frozen: false,
+                level: 0,
+                spill: Vec::new(),
+                pending: Vec::new(),
+                next: 0,
+                types,
+                spill_values,
+                scratch: Vec::new(),
+            }
+        });
+        let accs = new_accumulators(&items, grouping.is_none());
         let st = Box::new(AggState {
             items,
             accs,
+            grouping,
             child,
             econtext: (*node).ss.ps.ps_ExprContext,
+            query_cxt: (*estate).es_query_cxt,
             consumed: false,
             emitted: false,
             stats: Stats::default(),
@@ -163,52 +251,238 @@ unsafe extern "C-unwind" fn begin(
     }
 }
 
+/// Fresh accumulators; a plain aggregate has its one group from the start.
+fn new_accumulators(items: &[AggItem], plain: bool) -> Vec<Accumulator> {
+    items
+        .iter()
+        .map(|it| {
+            let mut a = Accumulator::new(it.transition);
+            if plain {
+                a.ensure_groups(1);
+            }
+            a
+        })
+        .collect()
+}
+
 impl AggState {
     /// Feed every batch of the child to the accumulators.
     unsafe fn consume(&mut self) {
         unsafe {
             let per_batch = (*self.econtext).ecxt_per_tuple_memory;
+            let mut groups: Vec<u32> = Vec::new();
             loop {
                 check_for_interrupts!();
                 let Some(mut batch) = scan::next_vector_batch(self.child) else { break };
                 self.stats.batches += 1;
                 self.stats.rows += batch.rows.len() as u64;
                 pg_sys::MemoryContextReset(per_batch);
-                let groups = vec![0u32; batch.rows.len()];
-                for (item, acc) in self.items.iter().zip(self.accs.iter_mut()) {
-                    let arg: Option<&Column> = match item.arg {
-                        None => None,
-                        Some(i) => {
-                            if matches!(item.transition, Transition::MinMaxBytes { .. }) {
-                                // Kernels read the bytes: detoast in this node's memory.
-                                let col = &mut batch.columns[i];
-                                let values = match &mut col.values {
-                                    vexec_core::batch::Values::Datum(v) => v.as_mut_ptr(),
-                                    _ => unreachable!("text min/max over a by-value column"),
-                                };
-                                let validity = col.validity.as_bytes().as_ptr();
-                                let rows = &batch.rows;
-                                let old = pg_sys::MemoryContextSwitchTo(per_batch);
-                                guarded(|| {
-                                    shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr())
-                                });
-                                pg_sys::MemoryContextSwitchTo(old);
-                            }
-                            Some(&batch.columns[i])
+                // Kernels, keys and files read the bytes of these columns:
+                // detoast them in this node's per-batch memory.
+                for c in 0..batch.columns.len() {
+                    if self.reads_bytes(c) {
+                        let col = &mut batch.columns[c];
+                        let Values::Datum(v) = &mut col.values else { continue };
+                        let values = v.as_mut_ptr();
+                        let validity = col.validity.as_bytes().as_ptr();
+                        let rows = &batch.rows;
+                        let old = pg_sys::MemoryContextSwitchTo(per_batch);
+                        guarded(|| shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()));
+                        pg_sys::MemoryContextSwitchTo(old);
+                    }
+                }
+                self.feed(&batch.columns, &batch.rows, &mut groups);
+            }
+            self.input_done();
+        }
+    }
+
+    /// Whether child column `c` must hold plain varlenas: text keys and
+    /// text min/max arguments (whose bytes are compared) and, when a
+    /// hashed aggregate spills, every by-reference column it writes.
+    fn reads_bytes(&self, c: usize) -> bool {
+        match &self.grouping {
+            Some(g) => g.spill_values[c],
+            None => self.items.iter().any(|it| it.arg == Some(c) && reads_arg_bytes(it.transition)),
+        }
+    }
+
+    /// Aggregate rows `rows` of `columns` (a child batch or a batch read
+    /// back from a file).
+    unsafe fn feed(&mut self, columns: &[Column], rows: &[RowIdx], groups: &mut Vec<u32>) {
+        unsafe {
+            let (rows, live): (Vec<RowIdx>, bool) = match &mut self.grouping {
+                None => {
+                    groups.clear();
+                    groups.resize(rows.len(), 0);
+                    (rows.to_vec(), true)
+                }
+                Some(g) => {
+                    let keys: Vec<&Column> = columns[..g.kinds.len()].iter().collect();
+                    if !g.frozen {
+                        let created = g.table.assign(&keys, rows, groups);
+                        if created > 0 {
+                            self.stats.groups += created as u64;
+                            let n = g.table.len();
+                            self.accs.iter_mut().for_each(|a| a.ensure_groups(n));
                         }
-                    };
-                    if let Err(AggError::FloatOverflow { .. }) = acc.update(&groups, &batch.rows, arg) {
+                        (rows.to_vec(), true)
+                    } else {
+                        // Rows of groups in the table update them; the
+                        // others go to the file of their hash partition.
+                        let mut hashes = Vec::new();
+                        g.table.lookup(&keys, rows, groups, &mut hashes);
+                        let mut parts: Vec<Vec<RowIdx>> = vec![Vec::new(); SPILL_FANOUT];
+                        let mut kept_rows = Vec::with_capacity(rows.len());
+                        let mut kept_groups = Vec::with_capacity(rows.len());
+                        for ((&r, &grp), &h) in rows.iter().zip(groups.iter()).zip(&hashes) {
+                            if grp == NO_GROUP {
+                                parts[partition_of(h, g.level, SPILL_FANOUT)].push(r);
+                            } else {
+                                kept_rows.push(r);
+                                kept_groups.push(grp);
+                            }
+                        }
+                        let stand_ins: Vec<Column> = columns
+                            .iter()
+                            .zip(&g.spill_values)
+                            .map(
+                                |(c, &keep)| {
+                                    if keep {
+                                        Column::new(PhysType::Bool, 0)
+                                    } else {
+                                        validity_only(c)
+                                    }
+                                },
+                            )
+                            .collect();
+                        let cols: Vec<&Column> = columns
+                            .iter()
+                            .zip(&stand_ins)
+                            .zip(&g.spill_values)
+                            .map(|((c, s), &keep)| if keep { c } else { s })
+                            .collect();
+                        for (file, part) in g.spill.iter_mut().zip(&parts) {
+                            file.write(&cols, part, &mut g.scratch);
+                            self.stats.spilled_rows += part.len() as u64;
+                        }
+                        *groups = kept_groups;
+                        (kept_rows, false)
+                    }
+                }
+            };
+            for (item, acc) in self.items.iter().zip(self.accs.iter_mut()) {
+                let arg = item.arg.map(|i| &columns[i]);
+                match acc.update(groups, &rows, arg) {
+                    Ok(()) => {}
+                    Err(AggError::FloatOverflow { .. }) => {
                         ereport!(
                             ERROR,
                             PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
                             "value out of range: overflow"
                         );
                     }
+                    Err(AggError::InvalidNumeric { .. }) => {
+                        ereport!(
+                            ERROR,
+                            PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+                            "invalid numeric value in an aggregate's input"
+                        );
+                    }
                 }
             }
-            self.consumed = true;
+            if live {
+                self.check_memory();
+            }
         }
     }
+
+    /// Freeze the table once it and the accumulators outgrow the budget.
+    unsafe fn check_memory(&mut self) {
+        let Some(g) = &mut self.grouping else { return };
+        let used = g.table.bytes_used() + self.accs.iter().map(Accumulator::bytes_used).sum::<usize>();
+        self.stats.peak_memory = self.stats.peak_memory.max(used);
+        if used > g.budget && !g.frozen && g.level < MAX_SPILL_LEVEL {
+            g.frozen = true;
+            let old = unsafe { pg_sys::MemoryContextSwitchTo(self.query_cxt) };
+            g.spill = (0..SPILL_FANOUT).map(|_| unsafe { SpillFile::create() }).collect();
+            unsafe { pg_sys::MemoryContextSwitchTo(old) };
+            self.stats.spill_files += SPILL_FANOUT as u64;
+        }
+    }
+
+    /// The current input is consumed: its spill files wait their turn.
+    unsafe fn input_done(&mut self) {
+        self.consumed = true;
+        let Some(g) = &mut self.grouping else { return };
+        let level = g.level + 1;
+        for mut f in std::mem::take(&mut g.spill) {
+            self.stats.spilled_bytes += f.bytes;
+            if f.rows == 0 {
+                unsafe { f.close() };
+            } else {
+                unsafe { f.rewind() };
+                g.pending.push((f, level));
+            }
+        }
+    }
+
+    /// Start on the next spilled partition: a fresh table and accumulators,
+    /// fed from the file. False when none is left.
+    unsafe fn next_partition(&mut self) -> bool {
+        unsafe {
+            let Some(g) = &mut self.grouping else { return false };
+            let Some((mut file, level)) = g.pending.pop() else { return false };
+            g.table = GroupTable::new(&g.kinds);
+            g.frozen = false;
+            g.level = level;
+            g.next = 0;
+            let types = g.types.clone();
+            self.accs = new_accumulators(&self.items, false);
+            let mut buf = Vec::new();
+            let mut groups = Vec::new();
+            while let Some(batch) = file.read(&types, &mut buf) {
+                check_for_interrupts!();
+                let rows: Vec<RowIdx> = (0..batch.len as RowIdx).collect();
+                self.feed(&batch.columns, &rows, &mut groups);
+            }
+            file.close();
+            self.input_done();
+            true
+        }
+    }
+
+    /// Close every temporary file (normal end or rescan; after an ERROR the
+    /// resource owner has closed them).
+    unsafe fn close_files(&mut self) {
+        if let Some(g) = &mut self.grouping {
+            for f in std::mem::take(&mut g.spill) {
+                unsafe { f.close() };
+            }
+            for (f, _) in std::mem::take(&mut g.pending) {
+                unsafe { f.close() };
+            }
+        }
+    }
+}
+
+/// Whether a transition compares its argument's bytes.
+fn reads_arg_bytes(t: Transition) -> bool {
+    matches!(
+        t,
+        Transition::MinMaxBytes { .. }
+            | Transition::CountDistinct(KeyKind::Bytes | KeyKind::Bpchar)
+            | Transition::SumNumeric
+            | Transition::AvgNumeric
+    )
+}
+
+/// A column that keeps only `c`'s validity (for count(x) arguments written
+/// to a spill file).
+fn validity_only(c: &Column) -> Column {
+    let mut out = Column::new(PhysType::Bool, c.len());
+    out.validity = c.validity.clone();
+    out
 }
 
 /// A varlena copy of `payload` in the current memory context.
@@ -244,11 +518,49 @@ unsafe fn result_datum(r: AggResult<'_>, result_type: pg_sys::Oid) -> Option<usi
                 );
                 d.value()
             }
+            AggResult::NumericSpecial(sp) => palloc_varlena(&vexec_core::numeric::encode_special(sp)),
+            AggResult::NumericSum { value, dscale, wide, count, avg } => {
+                // As numeric_sum / numeric_avg: the exact sum (values too
+                // wide for the scaled sum added by numeric_add), divided by
+                // the count of finite values for avg.
+                let call = |f: u32, a: usize, b: usize| {
+                    pg_sys::OidFunctionCall2Coll(
+                        pg_sys::Oid::from(f),
+                        pg_sys::InvalidOid,
+                        pg_sys::Datum::from(a),
+                        pg_sys::Datum::from(b),
+                    )
+                    .value()
+                };
+                let mut sum = palloc_varlena(&vexec_core::numeric::encode_payload(value, dscale));
+                for w in wide {
+                    sum = call(pg_sys::F_NUMERIC_ADD, sum, palloc_varlena(w));
+                }
+                if avg {
+                    call(pg_sys::F_NUMERIC_DIV, sum, numeric_datum(count as i128))
+                } else {
+                    sum
+                }
+            }
             AggResult::Float4(f) => f.to_bits() as usize,
             AggResult::Float8(f) if result_type == pg_sys::FLOAT4OID => (f as f32).to_bits() as usize,
             AggResult::Float8(f) => f.to_bits() as usize,
             AggResult::Bytes(b) => palloc_varlena(b),
         })
+    }
+}
+
+/// The Datum of group `g`'s key `k` (None for NULL), in the current memory context.
+unsafe fn key_datum(g: &Grouping, k: usize, group: usize) -> Option<usize> {
+    unsafe {
+        match g.kinds[k] {
+            KeyKind::Bytes | KeyKind::Bpchar => g.table.bytes_key(k, group).map(|b| palloc_varlena(b)),
+            KeyKind::Float4 => g
+                .table
+                .fixed_key(k, group)
+                .map(|bits| (f64::from_bits(bits as u64) as f32).to_bits() as usize),
+            KeyKind::Float8 | KeyKind::Int => g.table.fixed_key(k, group).map(|v| v as usize),
+        }
     }
 }
 
@@ -263,32 +575,67 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
         if !st.consumed {
             st.consume();
         }
-        st.emitted = true;
-
-        // The one group's results, as the scan tuple.
         let econtext = st.econtext;
-        pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
         let slot = (*node).ss.ss_ScanTupleSlot;
-        pg_sys::ExecClearTuple(slot);
-        let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
-        for (i, (item, acc)) in st.items.iter().zip(&st.accs).enumerate() {
-            let d = result_datum(acc.result(0), item.result_type);
-            *(*slot).tts_values.add(i) = pg_sys::Datum::from(d.unwrap_or(0));
-            *(*slot).tts_isnull.add(i) = d.is_none();
-        }
-        pg_sys::MemoryContextSwitchTo(old);
-        pg_sys::ExecStoreVirtualTuple(slot);
-        (*econtext).ecxt_scantuple = slot;
+        loop {
+            // The next group (the only one of a plain aggregate).
+            let group = match &mut st.grouping {
+                None => {
+                    st.emitted = true;
+                    0
+                }
+                Some(g) if g.next < g.table.len() => {
+                    g.next += 1;
+                    g.next - 1
+                }
+                Some(_) => {
+                    if st.next_partition() {
+                        continue;
+                    }
+                    st.emitted = true;
+                    return pg_sys::ExecClearTuple(result);
+                }
+            };
+            if group % 1024 == 0 {
+                check_for_interrupts!();
+            }
 
-        let qual = (*node).ss.ps.qual;
-        if !qual.is_null() && !pg_sys::ExecQual(qual, econtext) {
-            return pg_sys::ExecClearTuple(result);
+            // The group's keys and results, as the scan tuple.
+            pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+            pg_sys::ExecClearTuple(slot);
+            let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+            let mut col = 0;
+            if let Some(g) = &st.grouping {
+                for k in 0..g.kinds.len() {
+                    let d = key_datum(g, k, group);
+                    *(*slot).tts_values.add(col) = pg_sys::Datum::from(d.unwrap_or(0));
+                    *(*slot).tts_isnull.add(col) = d.is_none();
+                    col += 1;
+                }
+            }
+            for (item, acc) in st.items.iter().zip(&st.accs) {
+                let d = result_datum(acc.result(group), item.result_type);
+                *(*slot).tts_values.add(col) = pg_sys::Datum::from(d.unwrap_or(0));
+                *(*slot).tts_isnull.add(col) = d.is_none();
+                col += 1;
+            }
+            pg_sys::MemoryContextSwitchTo(old);
+            pg_sys::ExecStoreVirtualTuple(slot);
+            (*econtext).ecxt_scantuple = slot;
+
+            let qual = (*node).ss.ps.qual;
+            if !qual.is_null() && !pg_sys::ExecQual(qual, econtext) {
+                if st.grouping.is_none() {
+                    return pg_sys::ExecClearTuple(result);
+                }
+                continue;
+            }
+            let proj = (*node).ss.ps.ps_ProjInfo;
+            if proj.is_null() {
+                return slot;
+            }
+            return pg_sys::ExecProject(proj);
         }
-        let proj = (*node).ss.ps.ps_ProjInfo;
-        if proj.is_null() {
-            return slot;
-        }
-        pg_sys::ExecProject(proj)
     }
 }
 
@@ -297,8 +644,9 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
     unsafe {
         let vnode = node as *mut VecAggNode;
         if !(*vnode).state.is_null() {
-            let st = Box::from_raw((*vnode).state);
+            let mut st = Box::from_raw((*vnode).state);
             (*vnode).state = ptr::null_mut();
+            st.close_files();
             pg_sys::ExecEndNode((*st).child.cast());
             drop(st);
         }
@@ -312,9 +660,13 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         // The child is driven through its batch interface, not ExecProcNode,
         // so it is rescanned here whether or not its parameters changed.
         pg_sys::ExecReScan(st.child.cast());
-        for (item, acc) in st.items.iter().zip(st.accs.iter_mut()) {
-            *acc = Accumulator::new(item.transition);
-            acc.ensure_groups(1);
+        st.close_files();
+        st.accs = new_accumulators(&st.items, st.grouping.is_none());
+        if let Some(g) = &mut st.grouping {
+            g.table = GroupTable::new(&g.kinds);
+            g.frozen = false;
+            g.level = 0;
+            g.next = 0;
         }
         st.consumed = false;
         st.emitted = false;
@@ -324,18 +676,54 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
 #[pg_guard]
 unsafe extern "C-unwind" fn explain(
     node: *mut pg_sys::CustomScanState,
-    _ancestors: *mut pg_sys::List,
+    ancestors: *mut pg_sys::List,
     es: *mut pg_sys::ExplainState,
 ) {
     unsafe {
         let st = state(node);
         let prop = |label: &std::ffi::CStr, value: String| crate::pgutil::explain_text(es, label, &value);
-        prop(c"Strategy", "Plain".into());
+        let int = |label: &std::ffi::CStr, unit: Option<&std::ffi::CStr>, v: u64| {
+            pg_sys::ExplainPropertyInteger(
+                label.as_ptr(),
+                unit.map_or(ptr::null(), |u| u.as_ptr()),
+                v as i64,
+                es,
+            )
+        };
+        match &st.grouping {
+            None => prop(c"Strategy", "Plain".into()),
+            Some(g) => {
+                prop(c"Strategy", "Hashed".into());
+                // The keys as PostgreSQL's Agg shows them (custom_scan_tlist
+                // holds them first, as expressions over the scanned relation).
+                let plan = (*node).ss.ps.plan;
+                let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, plan, ancestors);
+                let prefix = !(*es).rtable.is_null() && (*(*es).rtable).length > 1;
+                let keys: Vec<String> =
+                    list_ptrs::<pg_sys::TargetEntry>((*(plan as *mut pg_sys::CustomScan)).custom_scan_tlist)
+                        .take(g.kinds.len())
+                        .map(|te| {
+                            let s = pg_sys::deparse_expression((*te).expr.cast(), context, prefix, false);
+                            std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned()
+                        })
+                        .collect();
+                prop(c"Group Key", keys.join(", "));
+            }
+        }
         if (*es).verbose {
             prop(c"Vector Transitions", format!("{} of {}", st.items.len(), st.items.len()));
         }
         if (*es).analyze {
-            pg_sys::ExplainPropertyInteger(c"Batches".as_ptr(), ptr::null(), st.stats.batches as i64, es);
+            int(c"Batches", None, st.stats.batches);
+            if st.grouping.is_some() {
+                int(c"Groups", None, st.stats.groups);
+                int(c"Peak Memory", Some(c"kB"), st.stats.peak_memory.div_ceil(1024) as u64);
+                if st.stats.spill_files > 0 {
+                    int(c"Spill Files", None, st.stats.spill_files);
+                    int(c"Spilled Rows", None, st.stats.spilled_rows);
+                    int(c"Spilled", Some(c"kB"), st.stats.spilled_bytes.div_ceil(1024));
+                }
+            }
         }
     }
 }

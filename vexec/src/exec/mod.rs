@@ -2,3 +2,4 @@
 
 pub mod agg;
 pub mod scan;
+pub mod spill;

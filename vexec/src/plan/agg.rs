@@ -2,8 +2,9 @@
 //! aggregation over a VecScan of the input relation, next to PostgreSQL's
 //! Agg paths, costed by `plan::cost`.
 //!
-//! This version does plain aggregation (no GROUP BY) with vectorized
-//! transitions only; every other case is refused with its reason, which
+//! Plain aggregation (no GROUP BY) and hashed aggregation (GROUP BY keys of
+//! hashable types with PostgreSQL's default equality) with vectorized
+//! transitions; every other case is refused with its reason, which
 //! EXPLAIN (VEXEC) shows. Modes behave as for VecScan: explain records,
 //! auto competes on cost, force disables PostgreSQL's Agg paths.
 //!
@@ -12,15 +13,17 @@
 //! set_references then turns the target list and the HAVING qual into
 //! expressions over that "scan tuple", which the executor fills with the
 //! aggregates' results, so HAVING and expressions over aggregates
-//! (`sum(a) + 1`) are evaluated by PostgreSQL. The child is a VecScan whose
-//! target list is the aggregates' arguments.
+//! (`sum(a) + 1`) are evaluated by PostgreSQL. For a hashed aggregate the
+//! group keys come first in `custom_scan_tlist`, so output expressions over
+//! the keys (`k + 1`, `upper(k)`) are PostgreSQL's too. The child is a
+//! VecScan whose target list is the keys, then the aggregates' arguments.
 
 use std::ffi::CStr;
 
 use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::agg::{MomentsFinal, Transition};
+use vexec_core::agg::{KeyKind, MomentsFinal, Transition};
 use vexec_core::report::{Alternative, Verdict};
 
 use super::cost;
@@ -80,9 +83,6 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
         if !a.aggorder.is_null() {
             return Err(format!("ORDER BY inside aggregate {name}"));
         }
-        if !a.aggdistinct.is_null() {
-            return Err(format!("DISTINCT aggregate {name}"));
-        }
         if !a.aggfilter.is_null() {
             return Err(format!("FILTER on aggregate {name}"));
         }
@@ -99,6 +99,22 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
                 .map(|i| (*(*a.aggargtypes).elements.add(i)).oid_value)
                 .collect()
         };
+        if !a.aggdistinct.is_null() {
+            // count(DISTINCT x): a set of (group, value) pairs, with the
+            // group table's equality, which must be the DISTINCT's.
+            let sgc = list_ptrs::<pg_sys::SortGroupClause>(a.aggdistinct).next();
+            return match (name.as_str(), argtypes.as_slice(), sgc) {
+                ("count", [t], Some(sgc)) if (*a.aggdistinct).length == 1 => {
+                    let kind = key_kind(*t, a.inputcollid)?;
+                    let tc = pg_sys::lookup_type_cache(*t, pg_sys::TYPECACHE_EQ_OPR as i32);
+                    if (*tc).eq_opr != (*sgc).eqop {
+                        return Err(format!("count(DISTINCT {}) with a non-default equality", type_name(*t)));
+                    }
+                    Ok(Transition::CountDistinct(kind))
+                }
+                _ => Err(format!("DISTINCT aggregate {name}")),
+            };
+        }
         use pg_sys::{
             BOOLOID, DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, TEXTOID, TIMESTAMPOID,
             TIMESTAMPTZOID,
@@ -110,6 +126,8 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
             ("sum", [t]) if *t == INT2OID || *t == INT4OID => Some(Transition::SumInt),
             ("sum", [t]) if *t == INT8OID => Some(Transition::SumBigInt),
             ("avg", [t]) if [INT2OID, INT4OID, INT8OID].contains(t) => Some(Transition::AvgInt),
+            ("sum", [t]) if *t == pg_sys::NUMERICOID => Some(Transition::SumNumeric),
+            ("avg", [t]) if *t == pg_sys::NUMERICOID => Some(Transition::AvgNumeric),
             ("sum", [t]) if *t == FLOAT4OID => Some(Transition::SumFloat4),
             ("sum", [t]) if *t == FLOAT8OID => Some(Transition::SumFloat8),
             (n, [t]) if *t == FLOAT4OID || *t == FLOAT8OID => {
@@ -153,6 +171,92 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
     }
 }
 
+fn type_name(t: pg_sys::Oid) -> String {
+    unsafe { CStr::from_ptr(pg_sys::format_type_be(t)).to_string_lossy().into_owned() }
+}
+
+/// How the group table compares a key of type `typid` and collation
+/// `collid`, or why it cannot.
+fn key_kind(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<KeyKind, String> {
+    use pg_sys::{
+        BOOLOID, BPCHAROID, BYTEAOID, DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, OIDOID,
+        TEXTOID, TIMEOID, TIMESTAMPOID, TIMESTAMPTZOID, VARCHAROID,
+    };
+    let deterministic = || {
+        if crate::expr::compile::collation_allows(collid, true) {
+            Ok(())
+        } else {
+            Err(format!("group key of type {} under a nondeterministic collation", type_name(typid)))
+        }
+    };
+    match typid {
+        BOOLOID | INT2OID | INT4OID | INT8OID | OIDOID | DATEOID | TIMEOID | TIMESTAMPOID
+        | TIMESTAMPTZOID => Ok(KeyKind::Int),
+        FLOAT4OID => Ok(KeyKind::Float4),
+        FLOAT8OID => Ok(KeyKind::Float8),
+        BYTEAOID => Ok(KeyKind::Bytes),
+        TEXTOID | VARCHAROID => deterministic().map(|_| KeyKind::Bytes),
+        BPCHAROID => deterministic().map(|_| KeyKind::Bpchar),
+        _ => Err(format!("no vector group key for type {}", type_name(typid))),
+    }
+}
+
+/// The GROUP BY keys (expressions and kinds; none for a plain aggregate),
+/// or why the group table cannot take them.
+unsafe fn group_keys(root: *mut pg_sys::PlannerInfo) -> Result<Vec<(*mut pg_sys::Node, KeyKind)>, String> {
+    unsafe {
+        if (*(*root).parse).groupClause.is_null() {
+            return Ok(vec![]);
+        }
+        let clauses = (*root).processed_groupClause;
+        if clauses.is_null() {
+            // GROUP BY of constants only: one group, or none for no rows.
+            return Err("GROUP BY without a column key".into());
+        }
+        let mut keys = Vec::new();
+        for sgc in list_ptrs::<pg_sys::SortGroupClause>(clauses) {
+            let expr = pg_sys::get_sortgroupclause_expr(sgc, (*root).processed_tlist);
+            let typid = pg_sys::exprType(expr);
+            if !(*sgc).hashable {
+                return Err(format!("group key of type {} is not hashable", type_name(typid)));
+            }
+            let kind = key_kind(typid, pg_sys::exprCollation(expr))?;
+            let tc = pg_sys::lookup_type_cache(typid, pg_sys::TYPECACHE_EQ_OPR as i32);
+            if (*tc).eq_opr != (*sgc).eqop {
+                return Err(format!("group key of type {} with a non-default equality", type_name(typid)));
+            }
+            if pg_sys::contain_subplans(expr) {
+                return Err("a subquery in a group key".into());
+            }
+            keys.push((expr, kind));
+        }
+        Ok(keys)
+    }
+}
+
+/// True when `node` reads a column other than through a group key or an
+/// aggregate (a walker over the target and HAVING; `ctx` is the keys).
+#[pg_guard]
+unsafe extern "C-unwind" fn reads_ungrouped(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
+    unsafe {
+        if node.is_null() {
+            return false;
+        }
+        let keys = &*(ctx as *const Vec<*mut pg_sys::Node>);
+        if keys.iter().any(|&k| pg_sys::equal(node.cast(), k.cast())) {
+            return false;
+        }
+        match (*node).type_ {
+            pg_sys::NodeTag::T_Aggref => false,
+            // A column, or a placeholder PostgreSQL would evaluate below us.
+            pg_sys::NodeTag::T_Var | pg_sys::NodeTag::T_PlaceHolderVar | pg_sys::NodeTag::T_GroupingFunc => {
+                true
+            }
+            _ => pg_sys::expression_tree_walker_impl(node, Some(reads_ungrouped), ctx),
+        }
+    }
+}
+
 /// The aggregates of the output target and HAVING, each once, in order.
 unsafe fn aggregates_of(
     target: *mut pg_sys::List,
@@ -192,8 +296,9 @@ unsafe fn refusal(
     root: *mut pg_sys::PlannerInfo,
     input_rel: *mut pg_sys::RelOptInfo,
     extra: *mut pg_sys::GroupPathExtraData,
+    target: *mut pg_sys::List,
     aggs: &[*mut pg_sys::Aggref],
-    bare_vars: bool,
+    keys: &Result<Vec<(*mut pg_sys::Node, KeyKind)>, String>,
 ) -> Option<String> {
     unsafe {
         let parse = (*root).parse;
@@ -203,14 +308,17 @@ unsafe fn refusal(
         if !(*parse).groupingSets.is_null() {
             return Some("grouping sets".into());
         }
-        if !(*parse).groupClause.is_null() {
-            return Some("GROUP BY (hashed VecAgg is not implemented yet)".into());
-        }
         if (*parse).hasTargetSRFs {
             return Some("set-returning functions in the target list".into());
         }
-        if bare_vars {
-            return Some("columns outside aggregates".into());
+        let keys = match keys {
+            Ok(k) => k,
+            Err(why) => return Some(why.clone()),
+        };
+        let mut key_exprs: Vec<*mut pg_sys::Node> = keys.iter().map(|k| k.0).collect();
+        let ctx = &mut key_exprs as *mut Vec<_> as *mut std::ffi::c_void;
+        if reads_ungrouped(target.cast(), ctx) || reads_ungrouped((*extra).havingQual, ctx) {
+            return Some("columns outside aggregates and group keys".into());
         }
         if (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
             || report::scan_path_of(input_rel).is_none()
@@ -235,7 +343,6 @@ unsafe fn refusal(
                 return Some("float sum/avg/variance over a filtered or computed input".into());
             }
         }
-        let _ = extra;
         None
     }
 }
@@ -250,23 +357,34 @@ unsafe fn consider(
     unsafe {
         let target = (*output_rel).reltarget;
         let having = (*extra).havingQual;
-        let (aggs, bare_vars) = aggregates_of((*target).exprs, having);
+        let (aggs, _) = aggregates_of((*target).exprs, having);
+        let keys = group_keys(root);
         let kind = if (*(*root).parse).groupClause.is_null() { "plain" } else { "hashed" };
-        if let Some(why) = refusal(root, input_rel, extra, &aggs, bare_vars) {
+        if let Some(why) = refusal(root, input_rel, extra, (*target).exprs, &aggs, &keys) {
             report::record(alternative(kind, Verdict::NotPossible(why), None, None, vec![]));
             return;
         }
+        let keys = keys.unwrap_or_default();
         let Some(scan) = report::scan_path_of(input_rel) else { return };
 
-        // The child: a copy of the VecScan path that outputs the arguments.
+        // The child: a copy of the VecScan path that outputs the group keys,
+        // then the aggregates' arguments.
         let child = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
         std::ptr::copy_nonoverlapping(scan, child, 1);
         let args = pg_sys::create_empty_pathtarget();
-        let mut arg_exprs: Vec<*mut pg_sys::Node> = Vec::new();
+        let mut key_list: *mut pg_sys::List = std::ptr::null_mut();
+        let mut kind_list: *mut pg_sys::List = std::ptr::null_mut();
+        let mut columns: Vec<*mut pg_sys::Node> = Vec::new();
+        for &(e, k) in &keys {
+            columns.push(e);
+            pg_sys::add_column_to_pathtarget(args, e.cast(), 0);
+            key_list = pg_sys::lappend(key_list, e.cast());
+            kind_list = pg_sys::lappend(kind_list, pg_sys::makeInteger(k.code()).cast());
+        }
         for &a in &aggs {
             if let Some(e) = agg_arg(a) {
-                if !arg_exprs.iter().any(|&x| pg_sys::equal(x.cast(), e.cast())) {
-                    arg_exprs.push(e);
+                if !columns.iter().any(|&x| pg_sys::equal(x.cast(), e.cast())) {
+                    columns.push(e);
                     pg_sys::add_column_to_pathtarget(args, e.cast(), 0);
                 }
             }
@@ -274,9 +392,18 @@ unsafe fn consider(
         pg_sys::set_pathtarget_cost_width(root, args);
         (*child).path.pathtarget = args;
         let child_rows = (*child).path.rows;
-        let c = cost::plain_agg(&(*child).path, aggs.len());
         let row_cost =
             list_ptrs::<pg_sys::Path>((*output_rel).pathlist).map(|p| (*p).total_cost).reduce(f64::min);
+        let c = if keys.is_empty() {
+            cost::plain_agg(&(*child).path, aggs.len())
+        } else {
+            // PostgreSQL's estimate of the groups, as its own paths carry it.
+            let groups = list_ptrs::<pg_sys::Path>((*output_rel).pathlist)
+                .map(|p| (*p).rows)
+                .next()
+                .unwrap_or((child_rows / 10.0).max(1.0));
+            cost::hashed_agg(&(*child).path, aggs.len(), keys.len(), groups, (*target).width)
+        };
 
         let id = report::next_id();
         let cp = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
@@ -286,16 +413,25 @@ unsafe fn consider(
         p.parent = output_rel;
         p.pathtarget = target;
         p.parallel_safe = false;
-        p.rows = 1.0;
-        p.disabled_nodes = (*child).path.disabled_nodes;
+        p.rows = c.rows;
+        // A hashed VecAgg is a hash aggregate: enable_hashagg = off disables it
+        // as it disables HashAggregate (counted, not refused).
+        p.disabled_nodes =
+            (*child).path.disabled_nodes + (!keys.is_empty() && !pg_sys::enable_hashagg) as i32;
         p.startup_cost = c.startup;
         p.total_cost = c.total;
         (*cp).custom_paths = pg_sys::lappend(std::ptr::null_mut(), child.cast());
         (*cp).custom_private = pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id as i32).cast());
         (*cp).custom_private = pg_sys::lappend((*cp).custom_private, having.cast());
+        (*cp).custom_private = pg_sys::lappend((*cp).custom_private, key_list.cast());
+        (*cp).custom_private = pg_sys::lappend((*cp).custom_private, kind_list.cast());
         (*cp).methods = &PATH_METHODS.0;
 
-        let details = vec![format!("aggregates: {} vector, 0 fmgr; input rows: {child_rows:.0}", aggs.len())];
+        let mut details =
+            vec![format!("aggregates: {} vector, 0 fmgr; input rows: {child_rows:.0}", aggs.len())];
+        if !keys.is_empty() {
+            details.push(format!("group keys: {}; estimated groups: {:.0}", keys.len(), c.rows));
+        }
         let alt = alternative(kind, Verdict::Chosen, row_cost, Some(c.total), details);
         match mode {
             Mode::Off => {}
@@ -310,7 +446,7 @@ unsafe fn consider(
                 // its scan), when the two compete on cost as usual.
                 if mode == Mode::Force && p.disabled_nodes == 0 {
                     for path in list_ptrs::<pg_sys::Path>((*output_rel).pathlist) {
-                        if (*path).pathtype == pg_sys::NodeTag::T_Agg && reads_a_scan(path) {
+                        if reads_a_scan(path) {
                             (*path).disabled_nodes += 1;
                         }
                     }
@@ -327,12 +463,25 @@ unsafe fn consider(
 /// index scans do against VecScan).
 unsafe fn reads_a_scan(path: *mut pg_sys::Path) -> bool {
     unsafe {
-        if (*path).type_ != pg_sys::NodeTag::T_AggPath {
-            return false;
-        }
-        let mut sub = (*(path as *mut pg_sys::AggPath)).subpath;
-        while (*sub).type_ == pg_sys::NodeTag::T_ProjectionPath {
-            sub = (*(sub as *mut pg_sys::ProjectionPath)).subpath;
+        let mut sub = match (*path).type_ {
+            pg_sys::NodeTag::T_AggPath => (*(path as *mut pg_sys::AggPath)).subpath,
+            pg_sys::NodeTag::T_GroupPath => (*(path as *mut pg_sys::GroupPath)).subpath,
+            _ => return false,
+        };
+        // Down through the single-input nodes PostgreSQL puts between an
+        // Agg and its scan (a sort for GroupAggregate, Gather and a partial
+        // Agg for parallel aggregation).
+        loop {
+            sub = match (*sub).type_ {
+                pg_sys::NodeTag::T_ProjectionPath => (*(sub as *mut pg_sys::ProjectionPath)).subpath,
+                pg_sys::NodeTag::T_SortPath | pg_sys::NodeTag::T_IncrementalSortPath => {
+                    (*(sub as *mut pg_sys::SortPath)).subpath
+                }
+                pg_sys::NodeTag::T_GatherPath => (*(sub as *mut pg_sys::GatherPath)).subpath,
+                pg_sys::NodeTag::T_GatherMergePath => (*(sub as *mut pg_sys::GatherMergePath)).subpath,
+                pg_sys::NodeTag::T_AggPath => (*(sub as *mut pg_sys::AggPath)).subpath,
+                _ => break,
+            };
         }
         matches!((*sub).pathtype, pg_sys::NodeTag::T_SeqScan | pg_sys::NodeTag::T_CustomScan)
     }
@@ -361,19 +510,32 @@ unsafe extern "C-unwind" fn plan_custom_path(
         let mut private = list_ptrs::<pg_sys::Node>((*best_path).custom_private);
         let id = private.next().map_or(0, |n| (*(n as *mut pg_sys::Integer)).ival);
         let having = private.next().unwrap_or(std::ptr::null_mut());
+        let keys: Vec<*mut pg_sys::Node> =
+            private.next().map_or(vec![], |l| list_ptrs::<pg_sys::Node>(l.cast()).collect());
+        let kinds: Vec<i32> = private
+            .next()
+            .map_or(vec![], |l| list_ptrs::<pg_sys::Integer>(l.cast()).map(|i| (*i).ival).collect());
         report::mark_chosen(id as u32);
         let child = list_ptrs::<pg_sys::Plan>(custom_plans).next().expect("VecAgg has a child plan");
         let child_exprs: Vec<*mut pg_sys::Node> =
             list_ptrs::<pg_sys::TargetEntry>((*child).targetlist).map(|te| (*te).expr.cast()).collect();
 
         let (aggs, _) = aggregates_of(tlist, having);
-        // custom_scan_tlist: the aggregates; private: per aggregate its
+        // custom_scan_tlist: the keys (child columns 0..), then the
+        // aggregates; private: the key kinds, then per aggregate its
         // transition code and the child column of its argument (-1: none).
         let mut scan_tlist: *mut pg_sys::List = std::ptr::null_mut();
         let mut spec: *mut pg_sys::List =
             pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id).cast());
+        spec = pg_sys::lappend(spec, pg_sys::makeInteger(keys.len() as i32).cast());
+        for (i, (&k, &kind)) in keys.iter().zip(&kinds).enumerate() {
+            let te = pg_sys::makeTargetEntry(k.cast(), (i + 1) as i16, std::ptr::null_mut(), false);
+            scan_tlist = pg_sys::lappend(scan_tlist, te.cast());
+            spec = pg_sys::lappend(spec, pg_sys::makeInteger(kind).cast());
+        }
         for (i, &a) in aggs.iter().enumerate() {
-            let te = pg_sys::makeTargetEntry(a.cast(), (i + 1) as i16, std::ptr::null_mut(), false);
+            let te =
+                pg_sys::makeTargetEntry(a.cast(), (keys.len() + i + 1) as i16, std::ptr::null_mut(), false);
             scan_tlist = pg_sys::lappend(scan_tlist, te.cast());
             let t =
                 transition_of(a).unwrap_or_else(|why| panic!("VecAgg planned without a transition: {why}"));

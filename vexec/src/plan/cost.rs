@@ -102,3 +102,30 @@ pub unsafe fn plain_agg(child: &pg_sys::Path, naggs: usize) -> Cost {
         Cost { startup, total: startup + pg_sys::cpu_tuple_cost, rows: 1.0 }
     }
 }
+
+/// Hashing a row's keys and probing the group table, against PostgreSQL's
+/// `cpu_operator_cost` per key column and row in `cost_agg`: batching the
+/// probes saves less than kernels do.
+pub const GROUP_KEY_FACTOR: f64 = 0.5;
+
+/// A hashed VecAgg over a vector child path: the child without handing rows
+/// to a row parent, each row's keys hashed and probed, `naggs` transitions
+/// at kernel price, one output row per group, and, when the groups are
+/// expected to outgrow `hash_mem`, writing and reading the input once
+/// (as `cost_agg` charges a spilling HashAggregate).
+pub unsafe fn hashed_agg(child: &pg_sys::Path, naggs: usize, nkeys: usize, groups: f64, width: i32) -> Cost {
+    unsafe {
+        let rows = child.rows;
+        let op = pg_sys::cpu_operator_cost;
+        let child_cost = child.total_cost - pg_sys::cpu_tuple_cost * OUTPUT_FACTOR * rows;
+        let per_row = nkeys as f64 * op * GROUP_KEY_FACTOR + naggs as f64 * op * KERNEL_FACTOR;
+        let mut startup = child_cost + per_row * rows + SETUP_OPERATORS * op;
+        let entry = (width.max(8) as f64 + 32.0 + 16.0 * naggs as f64) * groups;
+        if entry > pg_sys::get_hash_memory_limit() as f64 {
+            let pages = (rows * (*child.pathtarget).width.max(8) as f64 / pg_sys::BLCKSZ as f64).ceil();
+            startup += 2.0 * pages * pg_sys::seq_page_cost;
+        }
+        let total = startup + groups * pg_sys::cpu_tuple_cost;
+        Cost { startup, total, rows: groups }
+    }
+}

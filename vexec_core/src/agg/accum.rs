@@ -9,6 +9,10 @@
 //!   row order with `float4_pl`/`float8_pl`'s overflow check;
 //! - `avg`, `var_*`, `stddev_*` over floats follow `float8_accum`
 //!   (Youngs-Cramer) in row order;
+//! - `sum`/`avg` over numeric keep an exact scaled `i128` sum at the largest
+//!   display scale met (as `add_var`), the values too wide for it aside (the
+//!   host adds them with numeric_add: exact addition does not depend on
+//!   order), and counts of NaN and infinities (`do_numeric_accum`);
 //! - `min`/`max` keep the *later* of two equal values (`float8smaller` and
 //!   friends return their second argument unless the first is strictly
 //!   smaller/larger), which matters for -0 and 0.
@@ -17,6 +21,7 @@
 //! in PostgreSQL's own Agg node.
 
 use crate::batch::{varlena, Column, RowIdx, Values};
+use crate::numeric::{self, Decoded, Special};
 
 use super::groups::{GroupTable, KeyKind};
 
@@ -25,6 +30,8 @@ use super::groups::{GroupTable, KeyKind};
 pub enum AggError {
     /// `value out of range: overflow` (22003) from float addition, at a batch row.
     FloatOverflow { row: RowIdx },
+    /// A numeric argument whose bytes are not a numeric (damaged data).
+    InvalidNumeric { row: RowIdx },
 }
 
 /// Which float statistic the moments state ends in.
@@ -52,6 +59,10 @@ pub enum Transition {
     SumBigInt,
     /// avg over int2/int4/int8: numeric result (the host divides).
     AvgInt,
+    /// sum over numeric.
+    SumNumeric,
+    /// avg over numeric (the host divides).
+    AvgNumeric,
     SumFloat4,
     SumFloat8,
     /// avg/var/stddev over float4 (`float4 = true`) or float8.
@@ -81,13 +92,6 @@ impl Transition {
 
     /// A stable integer for plan nodes (which hold lists of integers).
     pub fn code(self) -> i32 {
-        let key = |k: KeyKind| match k {
-            KeyKind::Int => 0,
-            KeyKind::Float4 => 1,
-            KeyKind::Float8 => 2,
-            KeyKind::Bytes => 3,
-            KeyKind::Bpchar => 4,
-        };
         let fin = |f: MomentsFinal| match f {
             MomentsFinal::Avg => 0,
             MomentsFinal::VarPop => 1,
@@ -101,20 +105,20 @@ impl Transition {
             Transition::SumInt => 3,
             Transition::SumBigInt => 4,
             Transition::AvgInt => 5,
+            Transition::SumNumeric => 14,
+            Transition::AvgNumeric => 15,
             Transition::SumFloat4 => 6,
             Transition::SumFloat8 => 7,
             Transition::MinMaxInt { max } => 8 + max as i32,
             Transition::MinMaxFloat { max } => 10 + max as i32,
             Transition::MinMaxBytes { max } => 12 + max as i32,
             Transition::Moments { fin: f } => 20 + fin(f),
-            Transition::CountDistinct(k) => 30 + key(k),
+            Transition::CountDistinct(k) => 30 + k.code(),
         }
     }
 
     /// The inverse of [`Transition::code`].
     pub fn from_code(code: i32) -> Option<Transition> {
-        const KINDS: [KeyKind; 5] =
-            [KeyKind::Int, KeyKind::Float4, KeyKind::Float8, KeyKind::Bytes, KeyKind::Bpchar];
         const FINS: [MomentsFinal; 5] = [
             MomentsFinal::Avg,
             MomentsFinal::VarPop,
@@ -128,13 +132,15 @@ impl Transition {
             3 => Transition::SumInt,
             4 => Transition::SumBigInt,
             5 => Transition::AvgInt,
+            14 => Transition::SumNumeric,
+            15 => Transition::AvgNumeric,
             6 => Transition::SumFloat4,
             7 => Transition::SumFloat8,
             8 | 9 => Transition::MinMaxInt { max: code == 9 },
             10 | 11 => Transition::MinMaxFloat { max: code == 11 },
             12 | 13 => Transition::MinMaxBytes { max: code == 13 },
             20..=24 => Transition::Moments { fin: FINS[(code - 20) as usize] },
-            30..=34 => Transition::CountDistinct(KINDS[(code - 30) as usize]),
+            30..=34 => Transition::CountDistinct(KeyKind::from_code(code - 30)?),
             _ => return None,
         })
     }
@@ -152,6 +158,16 @@ pub enum AggResult<'a> {
         sum: i128,
         count: i64,
     },
+    /// numeric sum (or, with `avg`, `sum / count`) of finite values:
+    /// `value / 10^dscale` plus every payload of `wide`.
+    NumericSum {
+        value: i128,
+        dscale: u16,
+        wide: &'a [Box<[u8]>],
+        count: i64,
+        avg: bool,
+    },
+    NumericSpecial(Special),
     Float4(f32),
     Float8(f64),
     Bytes(&'a [u8]),
@@ -169,6 +185,75 @@ enum State {
     IntExtreme { values: Vec<i64>, seen: Vec<bool> },
     FloatExtreme { values: Vec<f64>, seen: Vec<bool> },
     BytesExtreme { values: Vec<Option<Box<[u8]>>> },
+    NumericSum(NumericSums),
+}
+
+/// Per group: the finite values' scaled sum at the largest display scale
+/// met, their count, values that did not fit (sparse), and NaN/+Inf/-Inf counts.
+#[derive(Debug, Default)]
+struct NumericSums {
+    sums: Vec<i128>,
+    scales: Vec<u16>,
+    counts: Vec<i64>,
+    specials: Vec<[u32; 3]>,
+    wide: std::collections::BTreeMap<usize, Vec<Box<[u8]>>>,
+}
+
+impl NumericSums {
+    fn add(&mut self, g: usize, payload: &[u8]) -> bool {
+        match numeric::decode(payload) {
+            Some(Decoded::Scaled { value, dscale }) => {
+                self.counts[g] += 1;
+                if dscale > self.scales[g] {
+                    let k = dscale - self.scales[g];
+                    match numeric::rescale(self.sums[g], k) {
+                        Some(s) => self.sums[g] = s,
+                        None => {
+                            let old = numeric::encode_payload(self.sums[g], self.scales[g]);
+                            self.wide.entry(g).or_default().push(old.into());
+                            self.sums[g] = 0;
+                        }
+                    }
+                    self.scales[g] = dscale;
+                }
+                let v = numeric::rescale(value, self.scales[g] - dscale);
+                match v.and_then(|v| self.sums[g].checked_add(v)) {
+                    Some(s) => self.sums[g] = s,
+                    None => self.wide.entry(g).or_default().push(payload.into()),
+                }
+            }
+            Some(Decoded::TooWide) => {
+                self.counts[g] += 1;
+                self.wide.entry(g).or_default().push(payload.into());
+            }
+            Some(Decoded::NaN) => self.specials[g][0] += 1,
+            Some(Decoded::PosInfinity) => self.specials[g][1] += 1,
+            Some(Decoded::NegInfinity) => self.specials[g][2] += 1,
+            None => return false,
+        }
+        true
+    }
+
+    fn result(&self, g: usize, avg: bool) -> AggResult<'_> {
+        let [nan, pinf, ninf] = self.specials[g];
+        if self.counts[g] == 0 && nan + pinf + ninf == 0 {
+            AggResult::Null
+        } else if nan > 0 || (pinf > 0 && ninf > 0) {
+            AggResult::NumericSpecial(Special::NaN)
+        } else if pinf > 0 {
+            AggResult::NumericSpecial(Special::PosInfinity)
+        } else if ninf > 0 {
+            AggResult::NumericSpecial(Special::NegInfinity)
+        } else {
+            AggResult::NumericSum {
+                value: self.sums[g],
+                dscale: self.scales[g],
+                wide: self.wide.get(&g).map_or(&[], |w| w.as_slice()),
+                count: self.counts[g],
+                avg,
+            }
+        }
+    }
 }
 
 /// The states of one aggregate over all groups.
@@ -236,6 +321,7 @@ impl Accumulator {
             Transition::MinMaxInt { .. } => State::IntExtreme { values: vec![], seen: vec![] },
             Transition::MinMaxFloat { .. } => State::FloatExtreme { values: vec![], seen: vec![] },
             Transition::MinMaxBytes { .. } => State::BytesExtreme { values: vec![] },
+            Transition::SumNumeric | Transition::AvgNumeric => State::NumericSum(NumericSums::default()),
         };
         Accumulator { transition, state }
     }
@@ -278,6 +364,12 @@ impl Accumulator {
                 seen.resize(n, false);
             }
             State::BytesExtreme { values } => values.resize(n, None),
+            State::NumericSum(s) => {
+                s.sums.resize(n, 0);
+                s.scales.resize(n, 0);
+                s.counts.resize(n, 0);
+                s.specials.resize(n, [0; 3]);
+            }
         }
     }
 
@@ -427,6 +519,14 @@ impl Accumulator {
                     }
                 }
             }
+            (State::NumericSum(sums), _) => {
+                let Values::Datum(v) = &col.values else { panic!("numeric sum over a by-value column") };
+                for (g, r) in live {
+                    if !sums.add(g, unsafe { varlena::bytes(v[r] as *const u8) }) {
+                        return Err(AggError::InvalidNumeric { row: r as RowIdx });
+                    }
+                }
+            }
             (_, t) => unreachable!("state does not match transition {t:?}"),
         }
         Ok(())
@@ -491,6 +591,7 @@ impl Accumulator {
             (State::BytesExtreme { values }, _) => {
                 values[g].as_deref().map_or(AggResult::Null, AggResult::Bytes)
             }
+            (State::NumericSum(sums), t) => sums.result(g, t == Transition::AvgNumeric),
             (_, t) => unreachable!("state does not match transition {t:?}"),
         }
     }
@@ -509,6 +610,13 @@ impl Accumulator {
             State::FloatExtreme { values, seen } => values.capacity() * 8 + seen.capacity(),
             State::BytesExtreme { values } => {
                 values.capacity() * 16 + values.iter().flatten().map(|b| b.len()).sum::<usize>()
+            }
+            State::NumericSum(s) => {
+                s.sums.capacity() * 16
+                    + s.scales.capacity() * 2
+                    + s.counts.capacity() * 8
+                    + s.specials.capacity() * 12
+                    + s.wide.values().flatten().map(|b| b.len() + 48).sum::<usize>()
             }
         }
     }
@@ -556,7 +664,53 @@ mod tests {
                 assert!(seen.insert(t.code()));
             }
         }
-        assert_eq!(seen.len(), 7 + 6 + 5 + 5);
+        assert_eq!(seen.len(), 7 + 2 + 6 + 5 + 5);
+    }
+
+    #[test]
+    fn numeric_sums_are_exact_at_the_largest_scale_with_specials_and_wide_values() {
+        use crate::numeric::{encode, encode_special, Special};
+        let big = 9 * 10i128.pow(37);
+        let store: Vec<Vec<u8>> = vec![
+            encode(15, 1),
+            encode(225, 2),
+            crate::batch::varlena::make_4b(&encode_special(Special::NaN)),
+            encode(1, 0),
+            crate::batch::varlena::make_4b(&encode_special(Special::PosInfinity)),
+            encode(3, 0),
+            crate::batch::varlena::make_4b(&encode_special(Special::PosInfinity)),
+            crate::batch::varlena::make_4b(&encode_special(Special::NegInfinity)),
+            encode(big, 0),
+            encode(big, 0),
+            encode(-5, 3),
+        ];
+        let mut c = Column::new(PhysType::Datum, store.len() + 1);
+        for (i, v) in store.iter().enumerate() {
+            c.values.set_datum(i, v.as_ptr() as usize);
+        }
+        c.validity.set(store.len(), false);
+        let groups = [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 0, 0];
+        let (a, r) = run(Transition::SumNumeric, Some(&c), &groups);
+        assert_eq!(r, Ok(()));
+        // 1.5 + 2.25 - 0.005 = 3.745 at scale 3 (the NULL does not count).
+        assert_eq!(
+            a.result(0),
+            AggResult::NumericSum { value: 3745, dscale: 3, wide: &[], count: 3, avg: false }
+        );
+        assert_eq!(a.result(1), AggResult::NumericSpecial(Special::NaN));
+        assert_eq!(a.result(2), AggResult::NumericSpecial(Special::PosInfinity));
+        assert_eq!(a.result(3), AggResult::NumericSpecial(Special::NaN));
+        // The second 9e37 does not fit the i128 sum: it is kept aside.
+        let AggResult::NumericSum { value, wide, count, .. } = a.result(4) else { panic!("a sum") };
+        assert_eq!((value, wide.len(), count), (big, 1, 2));
+        let mut a = Accumulator::new(Transition::AvgNumeric);
+        a.ensure_groups(2);
+        assert_eq!(a.result(1), AggResult::Null);
+        // Bytes that are not a numeric are an error, not a guess.
+        let junk = crate::batch::varlena::make_4b(&[0x01]);
+        let mut c = Column::new(PhysType::Datum, 1);
+        c.values.set_datum(0, junk.as_ptr() as usize);
+        assert_eq!(run(Transition::SumNumeric, Some(&c), &[0]).1, Err(AggError::InvalidNumeric { row: 0 }));
     }
 
     #[test]

@@ -36,6 +36,26 @@ pub enum KeyKind {
     Bpchar,
 }
 
+impl KeyKind {
+    /// A stable integer for plan nodes (which hold lists of integers).
+    pub fn code(self) -> i32 {
+        match self {
+            KeyKind::Int => 0,
+            KeyKind::Float4 => 1,
+            KeyKind::Float8 => 2,
+            KeyKind::Bytes => 3,
+            KeyKind::Bpchar => 4,
+        }
+    }
+
+    /// The inverse of [`KeyKind::code`].
+    pub fn from_code(code: i32) -> Option<KeyKind> {
+        const KINDS: [KeyKind; 5] =
+            [KeyKind::Int, KeyKind::Float4, KeyKind::Float8, KeyKind::Bytes, KeyKind::Bpchar];
+        KINDS.get(usize::try_from(code).ok()?).copied()
+    }
+}
+
 /// The stored keys of one key column, one entry per group.
 #[derive(Debug)]
 enum KeyStore {
@@ -52,6 +72,9 @@ enum KeyRef<'a> {
     Fixed(i64),
     Bytes(&'a [u8]),
 }
+
+/// What [`GroupTable::lookup`] gives a row whose key has no group.
+pub const NO_GROUP: u32 = u32::MAX;
 
 /// Dense group numbers for composite keys.
 pub struct GroupTable {
@@ -258,6 +281,34 @@ impl GroupTable {
         self.len() - before
     }
 
+    /// The group number of every row among `rows` whose key already has a
+    /// group (into `groups`; [`NO_GROUP`] for the others), creating none, and
+    /// every row's key hash (into `hashes`), by which a spilling aggregate
+    /// partitions the rows that found no group.
+    ///
+    /// # Safety
+    /// As [`GroupTable::assign`].
+    pub unsafe fn lookup(
+        &self,
+        cols: &[&Column],
+        rows: &[RowIdx],
+        groups: &mut Vec<u32>,
+        hashes: &mut Vec<u64>,
+    ) {
+        assert_eq!(cols.len(), self.kinds.len(), "one column per group key");
+        unsafe { self.hash_rows(cols, rows, hashes) };
+        groups.clear();
+        for (&r, &h) in rows.iter().zip(hashes.iter()) {
+            let r = r as usize;
+            let eq = |g: &u32| {
+                self.kinds.iter().zip(self.keys.iter()).zip(cols).all(|((k, store), col)| {
+                    normalized(*k, store.get(*g as usize)) == normalized(*k, unsafe { key_of(*k, col, r) })
+                })
+            };
+            groups.push(self.table.find(h, eq).copied().unwrap_or(NO_GROUP));
+        }
+    }
+
     /// The key of group `g` in column `k` as first met: None for NULL, else
     /// the integer value (floats as the bits of the value as a float8).
     pub fn fixed_key(&self, k: usize, g: usize) -> Option<i64> {
@@ -381,6 +432,21 @@ mod tests {
         unsafe { t.assign(&[&text], &[2, 0], &mut out) };
         // bpchar keeps the first value with its blanks.
         assert_eq!((out.as_slice(), t.bytes_key(0, 0)), (&[0u32, 0][..], Some(&b"ab "[..])));
+    }
+
+    #[test]
+    fn lookup_finds_existing_groups_only_with_the_hashes_assign_uses() {
+        let mut t = GroupTable::new(&[KeyKind::Int]);
+        let mut out = vec![];
+        unsafe { t.assign(&[&ints(&[Some(1), Some(2), None])], &all(3), &mut out) };
+        let probe = ints(&[Some(2), Some(3), None, Some(1), Some(3)]);
+        let (mut groups, mut hashes) = (vec![], vec![]);
+        unsafe { t.lookup(&[&probe], &[0, 1, 2, 3, 4], &mut groups, &mut hashes) };
+        assert_eq!(groups, vec![1, NO_GROUP, 2, 0, NO_GROUP]);
+        // Equal keys hash alike, so a spilled key always lands in one partition.
+        assert_eq!(hashes[1], hashes[4]);
+        assert_ne!(hashes[1], hashes[0]);
+        assert_eq!(t.len(), 3);
     }
 
     #[test]

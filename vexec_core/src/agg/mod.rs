@@ -6,4 +6,4 @@ pub mod accum;
 pub mod groups;
 
 pub use accum::{Accumulator, AggError, AggResult, MomentsFinal, Transition};
-pub use groups::{GroupTable, KeyKind};
+pub use groups::{GroupTable, KeyKind, NO_GROUP};

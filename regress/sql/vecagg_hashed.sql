@@ -1,0 +1,159 @@
+-- Hashed VecAgg (GROUP BY): in force mode every query gives exactly what
+-- mode off gives. Uses vecagg's helpers (agg_same, vexec_plan_lines) and its
+-- table va.
+\set SHOW_CONTEXT never
+SET search_path = public;
+
+-- Whether EXPLAIN ANALYZE of q shows a VecAgg that wrote temporary files.
+CREATE FUNCTION vecagg_spilled(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE ln text; vec bool := false; spilled bool := false;
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    vec := vec OR ln LIKE '%Vec Aggregate%';
+    spilled := spilled OR ln LIKE '%Spill Files:%';
+  END LOOP;
+  RETURN CASE WHEN NOT vec THEN 'no VecAgg' WHEN spilled THEN 'VecAgg spilled' ELSE 'VecAgg in memory' END;
+END $$;
+
+CREATE TABLE vk (id int, c char(4), vc varchar(10), by bytea, tm time, tz timestamptz, o oid, f4 real, f8 float8);
+INSERT INTO vk SELECT g,
+  CASE WHEN g % 9 = 0 THEN NULL WHEN g % 2 = 0 THEN 'ab' ELSE 'ab  ' END,
+  CASE WHEN g % 8 = 0 THEN NULL ELSE 'v' || (g % 6) END,
+  CASE WHEN g % 7 = 0 THEN NULL ELSE decode(to_hex(g % 5), 'escape') END,
+  CASE WHEN g % 6 = 0 THEN NULL ELSE time '10:00' + (g % 4) * interval '1 minute' END,
+  CASE WHEN g % 5 = 0 THEN NULL ELSE timestamptz '2020-01-01 00:00+00' + (g % 3) * interval '1 day' END,
+  (g % 4 + 4294967290)::oid,
+  CASE g % 5 WHEN 0 THEN 'NaN'::real WHEN 1 THEN '-0'::real WHEN 2 THEN 0 WHEN 3 THEN -'NaN'::real ELSE NULL END,
+  CASE g % 6 WHEN 0 THEN 'NaN'::float8 WHEN 1 THEN '-0'::float8 WHEN 2 THEN 0 WHEN 3 THEN 'Infinity' WHEN 4 THEN 1.5 ELSE NULL END
+FROM generate_series(1, 2000) g;
+ANALYZE vk;
+
+-- The plan: a hashed Vec Aggregate over a Vec Seq Scan in force mode.
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF) SELECT s, count(*) FROM va GROUP BY s;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT a % 10 + 1, t, sum(b) FROM va WHERE id > 5 GROUP BY a % 10, t HAVING count(*) > 1;
+EXPLAIN (VEXEC, COSTS OFF) SELECT d, max(ts) FROM va GROUP BY d;
+-- enable_hashagg = off disables a hashed VecAgg as it disables HashAggregate.
+SET enable_hashagg = off;
+EXPLAIN (COSTS OFF) SELECT s, count(*) FROM va GROUP BY s;
+RESET enable_hashagg;
+RESET vexec.mode;
+
+-- Every key type, NULL keys grouped together, every vector transition.
+SELECT agg_same($$SELECT s, count(*), count(a), sum(a), sum(b), avg(s), min(t), max(d) FROM va GROUP BY s$$);
+SELECT agg_same($$SELECT a, b, count(*) FROM va GROUP BY a, b$$);
+SELECT agg_same($$SELECT d, ts, bo, count(*), min(f), max(r), sum(f), avg(r) FROM va GROUP BY d, ts, bo$$);
+SELECT agg_same($$SELECT t, count(*), min(a), max(b), bool_and(bo), bool_or(bo) FROM va GROUP BY t$$);
+SELECT agg_same($$SELECT u, count(*), stddev(f), variance(r), var_pop(f) FROM va GROUP BY u$$);
+SELECT agg_same($$SELECT c, vc, by, count(*) FROM vk GROUP BY c, vc, by$$);
+SELECT agg_same($$SELECT tm, tz, o, count(*), sum(id) FROM vk GROUP BY tm, tz, o$$);
+-- Float keys: -0 and 0 are one group, every NaN is one group.
+SELECT agg_same($$SELECT f4, count(*) FROM vk GROUP BY f4$$);
+SELECT agg_same($$SELECT f8, count(*), min(f4), max(f4) FROM vk GROUP BY f8$$);
+SELECT agg_same($$SELECT f4::text, f8::text, count(*) FROM vk GROUP BY f4, f8$$);
+-- Keys and outputs that are expressions, HAVING on keys and aggregates.
+SELECT agg_same($$SELECT a % 10, count(*), sum(a) FROM va GROUP BY a % 10$$);
+SELECT agg_same($$SELECT a % 10 + 1, upper(t), count(*) FROM va GROUP BY a % 10, t$$);
+SELECT agg_same($$SELECT length(t), count(*) FROM va WHERE id < 2500 GROUP BY 1 HAVING count(*) > 20$$);
+SELECT agg_same($$SELECT s, sum(a) FROM va GROUP BY s HAVING s > 990 OR sum(a) IS NULL$$);
+SELECT agg_same($$SELECT t, count(*) AS c FROM va GROUP BY t ORDER BY c DESC, t LIMIT 10$$);
+SELECT agg_same($$SELECT date_part('hour', ts), date_trunc('month', ts), count(*) FROM va GROUP BY 1, 2$$);
+-- count(DISTINCT x), by the group table's equality (NaN, -0, bpchar blanks).
+SELECT agg_same($$SELECT count(DISTINCT a), count(DISTINCT t), count(DISTINCT f), count(DISTINCT bo) FROM va$$);
+SELECT agg_same($$SELECT s % 7, count(DISTINCT a), count(DISTINCT u), count(*) FROM va GROUP BY 1$$);
+SELECT agg_same($$SELECT count(DISTINCT f4), count(DISTINCT f8), count(DISTINCT c), count(DISTINCT by) FROM vk$$);
+SELECT agg_same($$SELECT vc, count(DISTINCT f4), count(DISTINCT c), count(DISTINCT tz) FROM vk GROUP BY vc$$);
+SELECT agg_same($$SELECT count(DISTINCT a) FROM va WHERE id < 0$$);
+-- numeric sum/avg: exact, at the largest display scale, NaN and infinities
+-- as PostgreSQL counts them, values past 38 digits and sums past an int128.
+CREATE TABLE vn (g int, x numeric, p numeric(38, 0), q numeric(19, 4));
+INSERT INTO vn SELECT i % 4, (i * 37 % 1000) / power(10, i % 5)::numeric,
+  9 * power(10::numeric, 37) - i, 123456789012345.6789 * (CASE WHEN i % 2 = 0 THEN 1 ELSE -1 END)
+FROM generate_series(1, 400) i;
+INSERT INTO vn VALUES (5, 'NaN', NULL, NULL), (5, 1, NULL, NULL), (6, 'Infinity', NULL, NULL), (6, 2.5, NULL, NULL),
+  (7, 'Infinity', NULL, NULL), (7, '-Infinity', NULL, NULL), (8, '-Infinity', NULL, NULL),
+  (9, 1e40, NULL, NULL), (9, -1e40, NULL, NULL), (9, 0.000001, NULL, NULL), (10, 1e-30, NULL, NULL),
+  (11, NULL, NULL, NULL);
+SELECT agg_same($$SELECT g, sum(x), avg(x), sum(p), avg(p), sum(q), avg(q), count(*) FROM vn GROUP BY g$$);
+SELECT agg_same($$SELECT sum(x), avg(x), sum(p), avg(q) FROM vn WHERE g < 4$$);
+SELECT agg_same($$SELECT sum(x), avg(x) FROM vn$$);
+SELECT agg_same($$SELECT s % 4, sum(n), avg(n), sum(n * 2.5), avg(n / 3) FROM va GROUP BY 1$$);
+SELECT agg_same($$SELECT sum(n), avg(n) FROM va WHERE id < 0$$);
+-- Empty input gives no group; one NULL key is one group.
+SELECT agg_same($$SELECT s, count(*), sum(a) FROM va WHERE id < 0 GROUP BY s$$);
+SELECT agg_same($$SELECT a, count(*), sum(a) FROM va WHERE a IS NULL GROUP BY a$$);
+-- Long (TOASTed) text keys.
+SELECT agg_same($$SELECT length(t), left(t, 6), count(*) FROM va WHERE id > 2990 GROUP BY t$$);
+-- Errors: in a key expression, in an argument, in a transition.
+SELECT agg_same($$SELECT 100 / (a % 7), count(*) FROM va GROUP BY 1$$);
+SELECT agg_same($$SELECT s, sum(a + 2147483000) FROM va GROUP BY s$$);
+SELECT agg_same($$SELECT f, sum(f) FROM vo GROUP BY f$$);
+-- Batch boundaries, and every expression through PostgreSQL's evaluator.
+SET vexec.debug_batch_size = 7;
+SELECT agg_same($$SELECT a % 5, t, count(*), sum(b) FROM va WHERE id % 3 = 0 GROUP BY 1, 2$$);
+RESET vexec.debug_batch_size;
+SET vexec.debug_force_fallback = on;
+SELECT agg_same($$SELECT a % 5, lower(t), count(*), sum(b) FROM va WHERE a > 0 GROUP BY 1, 2$$);
+RESET vexec.debug_force_fallback;
+
+-- Past hash_mem the group table spills to temporary files, recursively.
+CREATE TABLE vbig AS SELECT g AS id, (g * 7919) % 60000 AS k, 'key' || ((g * 31) % 40000) AS tk, g % 100 AS v
+  FROM generate_series(1, 200000) g;
+ANALYZE vbig;
+SET work_mem = '64kB';
+SET vexec.mode = force;
+SELECT vecagg_spilled($$SELECT k, count(*), sum(v) FROM vbig GROUP BY k$$);
+RESET vexec.mode;
+SELECT agg_same($$SELECT k, count(*), sum(v), min(tk COLLATE "C"), max(id) FROM vbig GROUP BY k$$);
+SELECT agg_same($$SELECT tk, count(*), avg(v), count(k) FROM vbig GROUP BY tk$$);
+SELECT agg_same($$SELECT k % 1000, tk, count(*) FROM vbig GROUP BY 1, 2 HAVING count(*) > 1$$);
+SELECT agg_same($$SELECT k, sum(100 / (v - 99)) FROM vbig GROUP BY k$$);
+SELECT agg_same($$SELECT k % 100, count(DISTINCT tk), count(DISTINCT v) FROM vbig GROUP BY 1$$);
+RESET work_mem;
+SET vexec.mode = force;
+SELECT vecagg_spilled($$SELECT k, count(*), sum(v) FROM vbig GROUP BY k$$);
+RESET vexec.mode;
+
+-- Rescans: a correlated subquery reruns the VecAgg (in memory and spilling).
+SELECT agg_same($$SELECT x, (SELECT max(c) FROM (SELECT a % 5, count(*) c FROM va WHERE id < x * 100 GROUP BY 1) s) FROM generate_series(1, 3) x$$);
+SET work_mem = '64kB';
+SELECT agg_same($$SELECT x, (SELECT count(*) FROM (SELECT k FROM vbig WHERE v < x GROUP BY k) s) FROM generate_series(1, 3) x$$);
+RESET work_mem;
+-- Prepared statements, custom and generic plans.
+SET vexec.mode = force;
+PREPARE ph(int) AS SELECT s % 3, count(*), max(t) FROM va WHERE a > $1 GROUP BY 1 ORDER BY 1;
+EXECUTE ph(0);
+SET plan_cache_mode = force_generic_plan;
+EXECUTE ph(5000);
+RESET plan_cache_mode;
+DEALLOCATE ph;
+-- Cancel while spilling: a clean error, no temporary file left behind.
+SET work_mem = '64kB';
+SET statement_timeout = '300ms';
+SELECT k, min(CASE WHEN id < 150000 OR pg_sleep(0.01) IS NULL THEN v END) FROM vbig GROUP BY k;
+RESET statement_timeout;
+RESET work_mem;
+SELECT count(*) AS temp_files_left FROM pg_ls_tmpdir();
+SELECT count(*) FROM (SELECT k FROM vbig GROUP BY k) s;
+RESET vexec.mode;
+
+-- Not vectorized: each with its reason, and the answer is PostgreSQL's.
+CREATE TABLE vpk (id int PRIMARY KEY, a int);
+INSERT INTO vpk SELECT g, g % 3 FROM generate_series(1, 100) g;
+CREATE COLLATION vexec_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE TABLE vci (t text COLLATE vexec_ci);
+INSERT INTO vci VALUES ('a'), ('A'), ('b');
+SET vexec.mode = force;
+EXPLAIN (VEXEC, COSTS OFF) SELECT n, count(*) FROM va GROUP BY n;
+EXPLAIN (VEXEC, COSTS OFF) SELECT s, min(n) FROM va GROUP BY s;
+EXPLAIN (VEXEC, COSTS OFF) SELECT id, a, count(*) FROM vpk GROUP BY id;
+EXPLAIN (VEXEC, COSTS OFF) SELECT t, count(*) FROM vci GROUP BY t;
+EXPLAIN (VEXEC, COSTS OFF) SELECT 1 AS one, count(*) FROM va GROUP BY one;
+EXPLAIN (VEXEC, COSTS OFF) SELECT s, sum(DISTINCT a) FROM va GROUP BY s;
+RESET vexec.mode;
+SELECT agg_same($$SELECT n, count(*) FROM va GROUP BY n$$);
+SELECT agg_same($$SELECT id, a, count(*) FROM vpk GROUP BY id$$);
+SELECT agg_same($$SELECT lower(t), count(*) FROM vci GROUP BY t$$);
+SELECT agg_same($$SELECT 1 AS one, count(*) FROM va WHERE id < 0 GROUP BY one$$);
+DROP TABLE vk, vbig, vpk, vci, vn;
+DROP COLLATION vexec_ci;
