@@ -64,6 +64,11 @@ SELECT agg_same($$SELECT s % 7, count(DISTINCT a), count(DISTINCT u), count(*) F
 SELECT agg_same($$SELECT count(DISTINCT f4), count(DISTINCT f8), count(DISTINCT c), count(DISTINCT by) FROM vk$$);
 SELECT agg_same($$SELECT vc, count(DISTINCT f4), count(DISTINCT c), count(DISTINCT tz) FROM vk GROUP BY vc$$);
 SELECT agg_same($$SELECT count(DISTINCT a) FROM va WHERE id < 0$$);
+-- FILTER: only rows where it is true count; the FILTER is computed by the scan.
+SELECT agg_same($$SELECT count(*) FILTER (WHERE a > 0), sum(a) FILTER (WHERE t LIKE 'str1%'), min(t) FILTER (WHERE bo), count(DISTINCT s) FILTER (WHERE s > 0) FROM va$$);
+SELECT agg_same($$SELECT s % 5, count(*) FILTER (WHERE bo), avg(b) FILTER (WHERE a IS NULL), max(d) FILTER (WHERE NOT bo), count(*) FROM va GROUP BY 1$$);
+SELECT agg_same($$SELECT count(*) FILTER (WHERE 100 / (a % 7) > 1) FROM va$$);
+SELECT agg_same($$SELECT sum(f) FILTER (WHERE a > 0) FROM va$$);
 -- numeric sum/avg: exact, at the largest display scale, NaN and infinities
 -- as PostgreSQL counts them, values past 38 digits and sums past an int128.
 CREATE TABLE vn (g int, x numeric, p numeric(38, 0), q numeric(19, 4));
@@ -109,6 +114,7 @@ SELECT agg_same($$SELECT tk, count(*), avg(v), count(k) FROM vbig GROUP BY tk$$)
 SELECT agg_same($$SELECT k % 1000, tk, count(*) FROM vbig GROUP BY 1, 2 HAVING count(*) > 1$$);
 SELECT agg_same($$SELECT k, sum(100 / (v - 99)) FROM vbig GROUP BY k$$);
 SELECT agg_same($$SELECT k % 100, count(DISTINCT tk), count(DISTINCT v) FROM vbig GROUP BY 1$$);
+SELECT agg_same($$SELECT k, count(*) FILTER (WHERE v > 50), sum(v) FILTER (WHERE tk LIKE 'key1%') FROM vbig GROUP BY k$$);
 RESET work_mem;
 SET vexec.mode = force;
 SELECT vecagg_spilled($$SELECT k, count(*), sum(v) FROM vbig GROUP BY k$$);
@@ -150,8 +156,10 @@ EXPLAIN (VEXEC, COSTS OFF) SELECT id, a, count(*) FROM vpk GROUP BY id;
 EXPLAIN (VEXEC, COSTS OFF) SELECT t, count(*) FROM vci GROUP BY t;
 EXPLAIN (VEXEC, COSTS OFF) SELECT 1 AS one, count(*) FROM va GROUP BY one;
 EXPLAIN (VEXEC, COSTS OFF) SELECT s, sum(DISTINCT a) FROM va GROUP BY s;
+EXPLAIN (VEXEC, COSTS OFF) SELECT sum(100 / a) FILTER (WHERE a <> 0) FROM va;
 RESET vexec.mode;
 SELECT agg_same($$SELECT n, count(*) FROM va GROUP BY n$$);
+SELECT agg_same($$SELECT sum(100 / a) FILTER (WHERE a <> 0), count(*) FROM va$$);
 SELECT agg_same($$SELECT id, a, count(*) FROM vpk GROUP BY id$$);
 SELECT agg_same($$SELECT lower(t), count(*) FROM vci GROUP BY t$$);
 SELECT agg_same($$SELECT 1 AS one, count(*) FROM va WHERE id < 0 GROUP BY one$$);

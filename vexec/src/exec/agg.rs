@@ -49,10 +49,12 @@ const SPILL_FANOUT: usize = 16;
 /// its size (16 levels use all 64 bits of the hash).
 const MAX_SPILL_LEVEL: u32 = 15;
 
-/// One aggregate: its transition and the child column of its argument.
+/// One aggregate: its transition and the child columns of its argument
+/// and of its FILTER (a boolean: the rows where it is true count).
 struct AggItem {
     transition: Transition,
     arg: Option<usize>,
+    filter: Option<usize>,
     result_type: pg_sys::Oid,
 }
 
@@ -177,7 +179,7 @@ unsafe extern "C-unwind" fn begin(
         (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), child.cast());
 
         // custom_private: [report id, number of keys, key kind codes...,
-        // (transition code, argument column)...]; custom_scan_tlist: the
+        // (transition code, argument column, FILTER column)...]; custom_scan_tlist: the
         // keys, then the aggregates.
         let private: Vec<i32> =
             list_ptrs::<pg_sys::Integer>((*cscan).custom_private).skip(1).map(|i| (*i).ival).collect();
@@ -190,11 +192,12 @@ unsafe extern "C-unwind" fn begin(
             .collect();
         let result_types = scan_types[nkeys..].iter().copied();
         let items: Vec<AggItem> = spec
-            .chunks_exact(2)
+            .chunks_exact(3)
             .zip(result_types)
             .map(|(s, result_type)| AggItem {
                 transition: Transition::from_code(s[0]).expect("a known transition code"),
                 arg: (s[1] >= 0).then_some(s[1] as usize),
+                filter: (s[2] >= 0).then_some(s[2] as usize),
                 result_type,
             })
             .collect();
@@ -206,9 +209,10 @@ unsafe extern "C-unwind" fn begin(
             let spill_values = (0..ncols)
                 .map(|c| {
                     c < nkeys
-                        || items
-                            .iter()
-                            .any(|it| it.arg == Some(c) && it.transition != Transition::CountValues)
+                        || items.iter().any(|it| {
+                            (it.arg == Some(c) && it.transition != Transition::CountValues)
+                                || it.filter == Some(c)
+                        })
                 })
                 .collect::<Vec<bool>>();
             // Columns written as validity only come back as booleans.
@@ -371,9 +375,24 @@ impl AggState {
                     }
                 }
             };
+            let (mut f_groups, mut f_rows) = (Vec::new(), Vec::new());
             for (item, acc) in self.items.iter().zip(self.accs.iter_mut()) {
                 let arg = item.arg.map(|i| &columns[i]);
-                match acc.update(groups, &rows, arg) {
+                let (groups, rows) = match item.filter {
+                    None => (&groups[..], &rows[..]),
+                    Some(f) => {
+                        let Values::Bool(pass) = &columns[f].values else { panic!("a FILTER is boolean") };
+                        (f_groups.clear(), f_rows.clear());
+                        for (&g, &r) in groups.iter().zip(&rows) {
+                            if columns[f].is_valid(r as usize) && pass[r as usize] != 0 {
+                                f_groups.push(g);
+                                f_rows.push(r);
+                            }
+                        }
+                        (&f_groups[..], &f_rows[..])
+                    }
+                };
+                match acc.update(groups, rows, arg) {
                     Ok(()) => {}
                     Err(AggError::FloatOverflow { .. }) => {
                         ereport!(

@@ -83,9 +83,6 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
         if !a.aggorder.is_null() {
             return Err(format!("ORDER BY inside aggregate {name}"));
         }
-        if !a.aggfilter.is_null() {
-            return Err(format!("FILTER on aggregate {name}"));
-        }
         if a.agglevelsup != 0 || a.aggsplit != pg_sys::AggSplit::AGGSPLIT_SIMPLE {
             return Err(format!("aggregate {name} of an outer query or split"));
         }
@@ -332,6 +329,21 @@ unsafe fn refusal(
                 Err(why) => return Some(why),
             };
             raising |= t.can_raise();
+            // PostgreSQL evaluates an aggregate's argument only for the rows
+            // its FILTER lets through (`sum(1 / x) FILTER (WHERE x <> 0)`);
+            // the VecScan below computes arguments for every row, so only
+            // arguments that cannot fail go with a FILTER.
+            let filter = (*a).aggfilter as *mut pg_sys::Node;
+            if !filter.is_null() {
+                if agg_arg(a)
+                    .is_some_and(|e| !matches!((*e).type_, pg_sys::NodeTag::T_Var | pg_sys::NodeTag::T_Const))
+                {
+                    return Some("FILTER on an aggregate of a computed argument".into());
+                }
+                if pg_sys::contain_subplans(filter) {
+                    return Some("a subquery in a FILTER".into());
+                }
+            }
         }
         // A float transition can raise an overflow; PostgreSQL raises it before
         // an error of a later row's qual or argument, which a batch evaluated
@@ -339,7 +351,8 @@ unsafe fn refusal(
         if raising {
             let plain_args =
                 aggs.iter().all(|&a| agg_arg(a).is_none_or(|e| (*e).type_ == pg_sys::NodeTag::T_Var));
-            if !plain_args || !(*input_rel).baserestrictinfo.is_null() {
+            let filtered = aggs.iter().any(|&a| !(*a).aggfilter.is_null());
+            if !plain_args || filtered || !(*input_rel).baserestrictinfo.is_null() {
                 return Some("float sum/avg/variance over a filtered or computed input".into());
             }
         }
@@ -381,12 +394,11 @@ unsafe fn consider(
             key_list = pg_sys::lappend(key_list, e.cast());
             kind_list = pg_sys::lappend(kind_list, pg_sys::makeInteger(k.code()).cast());
         }
-        for &a in &aggs {
-            if let Some(e) = agg_arg(a) {
-                if !columns.iter().any(|&x| pg_sys::equal(x.cast(), e.cast())) {
-                    columns.push(e);
-                    pg_sys::add_column_to_pathtarget(args, e.cast(), 0);
-                }
+        let filters = aggs.iter().map(|&a| (*a).aggfilter as *mut pg_sys::Node).filter(|f| !f.is_null());
+        for e in aggs.iter().filter_map(|&a| agg_arg(a)).chain(filters) {
+            if !columns.iter().any(|&x| pg_sys::equal(x.cast(), e.cast())) {
+                columns.push(e);
+                pg_sys::add_column_to_pathtarget(args, e.cast(), 0);
             }
         }
         pg_sys::set_pathtarget_cost_width(root, args);
@@ -523,7 +535,8 @@ unsafe extern "C-unwind" fn plan_custom_path(
         let (aggs, _) = aggregates_of(tlist, having);
         // custom_scan_tlist: the keys (child columns 0..), then the
         // aggregates; private: the key kinds, then per aggregate its
-        // transition code and the child column of its argument (-1: none).
+        // transition code and the child columns of its argument and of its
+        // FILTER (-1: none).
         let mut scan_tlist: *mut pg_sys::List = std::ptr::null_mut();
         let mut spec: *mut pg_sys::List =
             pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id).cast());
@@ -539,14 +552,16 @@ unsafe extern "C-unwind" fn plan_custom_path(
             scan_tlist = pg_sys::lappend(scan_tlist, te.cast());
             let t =
                 transition_of(a).unwrap_or_else(|why| panic!("VecAgg planned without a transition: {why}"));
-            let arg = agg_arg(a).map_or(-1, |e| {
-                child_exprs
-                    .iter()
-                    .position(|&x| pg_sys::equal(x.cast(), e.cast()))
-                    .expect("argument in child") as i32
-            });
+            let column_of = |e: *mut pg_sys::Node| {
+                child_exprs.iter().position(|&x| pg_sys::equal(x.cast(), e.cast())).expect("input in child")
+                    as i32
+            };
+            let arg = agg_arg(a).map_or(-1, column_of);
+            let filter =
+                Some((*a).aggfilter as *mut pg_sys::Node).filter(|f| !f.is_null()).map_or(-1, column_of);
             spec = pg_sys::lappend(spec, pg_sys::makeInteger(t.code()).cast());
             spec = pg_sys::lappend(spec, pg_sys::makeInteger(arg).cast());
+            spec = pg_sys::lappend(spec, pg_sys::makeInteger(filter).cast());
         }
         let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
         (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
