@@ -78,12 +78,17 @@ FROM generate_series(1, 400) i;
 INSERT INTO vn VALUES (5, 'NaN', NULL, NULL), (5, 1, NULL, NULL), (6, 'Infinity', NULL, NULL), (6, 2.5, NULL, NULL),
   (7, 'Infinity', NULL, NULL), (7, '-Infinity', NULL, NULL), (8, '-Infinity', NULL, NULL),
   (9, 1e40, NULL, NULL), (9, -1e40, NULL, NULL), (9, 0.000001, NULL, NULL), (10, 1e-30, NULL, NULL),
-  (11, NULL, NULL, NULL);
+  (11, NULL, NULL, NULL), (12, 1.0, NULL, NULL), (12, 1.00, NULL, NULL), (12, 0.999, NULL, NULL),
+  (13, 2.00, NULL, NULL), (13, 2.0, NULL, NULL);
 SELECT agg_same($$SELECT g, sum(x), avg(x), sum(p), avg(p), sum(q), avg(q), count(*) FROM vn GROUP BY g$$);
 SELECT agg_same($$SELECT sum(x), avg(x), sum(p), avg(q) FROM vn WHERE g < 4$$);
 SELECT agg_same($$SELECT sum(x), avg(x) FROM vn$$);
 SELECT agg_same($$SELECT s % 4, sum(n), avg(n), sum(n * 2.5), avg(n / 3) FROM va GROUP BY 1$$);
 SELECT agg_same($$SELECT sum(n), avg(n) FROM va WHERE id < 0$$);
+-- numeric min/max: by value, the later of equal values (1.0 / 1.00), NaN above all.
+SELECT agg_same($$SELECT g, min(x), max(x), min(p), max(q) FROM vn GROUP BY g$$);
+SELECT agg_same($$SELECT min(x), max(x), min(n), max(n) FROM vn, (SELECT min(n) n FROM va) m WHERE g < 5$$);
+SELECT agg_same($$SELECT s % 3, min(n)::text, max(n * 10)::text FROM va GROUP BY 1$$);
 -- Empty input gives no group; one NULL key is one group.
 SELECT agg_same($$SELECT s, count(*), sum(a) FROM va WHERE id < 0 GROUP BY s$$);
 SELECT agg_same($$SELECT a, count(*), sum(a) FROM va WHERE a IS NULL GROUP BY a$$);
@@ -151,7 +156,7 @@ CREATE TABLE vci (t text COLLATE vexec_ci);
 INSERT INTO vci VALUES ('a'), ('A'), ('b');
 SET vexec.mode = force;
 EXPLAIN (VEXEC, COSTS OFF) SELECT n, count(*) FROM va GROUP BY n;
-EXPLAIN (VEXEC, COSTS OFF) SELECT s, min(n) FROM va GROUP BY s;
+EXPLAIN (VEXEC, COSTS OFF) SELECT s, min(u) FROM va GROUP BY s;
 EXPLAIN (VEXEC, COSTS OFF) SELECT id, a, count(*) FROM vpk GROUP BY id;
 EXPLAIN (VEXEC, COSTS OFF) SELECT t, count(*) FROM vci GROUP BY t;
 EXPLAIN (VEXEC, COSTS OFF) SELECT 1 AS one, count(*) FROM va GROUP BY one;

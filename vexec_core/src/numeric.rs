@@ -167,6 +167,83 @@ pub fn encode_payload(value: i128, dscale: u16) -> Vec<u8> {
     out
 }
 
+/// A numeric's sign, weight and base-10,000 digits as stored (no leading or
+/// trailing zero digits, zero has none), or its special value.
+enum Parts<'a> {
+    Special(Special),
+    Finite { negative: bool, weight: i32, digits: &'a [u8] },
+}
+
+fn parts(payload: &[u8]) -> Option<Parts<'_>> {
+    let word = |i: usize| payload.get(i..i + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let header = word(0)?;
+    if header & SIGN_MASK == SPECIAL {
+        return Some(Parts::Special(match header {
+            NAN => Special::NaN,
+            PINF => Special::PosInfinity,
+            NINF => Special::NegInfinity,
+            _ => return None,
+        }));
+    }
+    let (negative, weight, at) = if header & SIGN_MASK == SHORT {
+        let w = (header & SHORT_WEIGHT_MASK) as i32;
+        let weight = if header & SHORT_WEIGHT_SIGN != 0 { w - (SHORT_WEIGHT_MASK as i32 + 1) } else { w };
+        (header & SHORT_SIGN != 0, weight, 2)
+    } else {
+        (header & SIGN_MASK == NEG, word(2)? as i16 as i32, 4)
+    };
+    let digits = &payload[at..];
+    (digits.len() % 2 == 0).then_some(Parts::Finite { negative, weight, digits })
+}
+
+/// PostgreSQL's order of two numerics (`cmp_numerics`): NaN above
+/// +Infinity above every finite value above -Infinity; finite values by
+/// value whatever their display scale. None when a payload is not a numeric.
+pub fn compare(a: &[u8], b: &[u8]) -> Option<std::cmp::Ordering> {
+    use std::cmp::Ordering;
+    let rank = |p: &Parts<'_>| match p {
+        Parts::Special(Special::NegInfinity) => 0,
+        Parts::Finite { .. } => 1,
+        Parts::Special(Special::PosInfinity) => 2,
+        Parts::Special(Special::NaN) => 3,
+    };
+    let (pa, pb) = (parts(a)?, parts(b)?);
+    let (
+        Parts::Finite { negative: na, weight: wa, digits: da },
+        Parts::Finite { negative: nb, weight: wb, digits: db },
+    ) = (&pa, &pb)
+    else {
+        return Some(rank(&pa).cmp(&rank(&pb)));
+    };
+    // Zero has no digits and no sign.
+    let sign = |neg: bool, d: &[u8]| {
+        if d.is_empty() {
+            0
+        } else if neg {
+            -1
+        } else {
+            1
+        }
+    };
+    let (sa, sb) = (sign(*na, da), sign(*nb, db));
+    if sa != sb || sa == 0 {
+        return Some(sa.cmp(&sb));
+    }
+    // Same sign, both non-zero: compare magnitudes digit by digit from the
+    // highest weight.
+    let digit = |d: &[u8], i: usize| d.get(2 * i..2 * i + 2).map_or(0, |x| i16::from_le_bytes([x[0], x[1]]));
+    let magnitude = if wa != wb {
+        wa.cmp(wb)
+    } else {
+        let n = da.len().max(db.len()) / 2;
+        (0..n)
+            .map(|i| digit(da, i).cmp(&digit(db, i)))
+            .find(|o| *o != Ordering::Equal)
+            .unwrap_or(Ordering::Equal)
+    };
+    Some(if sa < 0 { magnitude.reverse() } else { magnitude })
+}
+
 /// The non-finite numerics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Special {
@@ -201,6 +278,29 @@ mod tests {
 
     fn digits(payload: &[u8], header: usize) -> Vec<i16> {
         payload[header..].chunks_exact(2).map(|d| i16::from_le_bytes([d[0], d[1]])).collect()
+    }
+
+    #[test]
+    fn compare_orders_like_cmp_numerics() {
+        use std::cmp::Ordering::*;
+        let p = |v: i128, d: u16| encode_payload(v, d);
+        let s = encode_special;
+        // Scale does not matter, value does; the sign of zero does not exist.
+        assert_eq!(compare(&p(10, 1), &p(100, 2)), Some(Equal));
+        assert_eq!(compare(&p(0, 0), &p(0, 5)), Some(Equal));
+        assert_eq!(compare(&p(-1, 3), &p(0, 0)), Some(Less));
+        assert_eq!(compare(&p(12_345, 2), &p(12_346, 2)), Some(Less));
+        assert_eq!(compare(&p(-12_345, 2), &p(-12_346, 2)), Some(Greater));
+        assert_eq!(compare(&p(10, 0), &p(99_999, 4)), Some(Greater));
+        assert_eq!(compare(&p(1, 0), &p(99_999, 4)), Some(Less));
+        assert_eq!(compare(&p(10i128.pow(30), 0), &p(10i128.pow(29) * 9, 0)), Some(Greater));
+        assert_eq!(compare(&p(-10i128.pow(30), 0), &p(1, 10)), Some(Less));
+        // NaN above +Infinity above finite above -Infinity.
+        assert_eq!(compare(&s(Special::NaN), &s(Special::PosInfinity)), Some(Greater));
+        assert_eq!(compare(&s(Special::NaN), &s(Special::NaN)), Some(Equal));
+        assert_eq!(compare(&s(Special::PosInfinity), &p(10i128.pow(37), 0)), Some(Greater));
+        assert_eq!(compare(&s(Special::NegInfinity), &p(-10i128.pow(37), 0)), Some(Less));
+        assert_eq!(compare(&[1], &p(1, 0)), None);
     }
 
     #[test]

@@ -493,6 +493,7 @@ fn reads_arg_bytes(t: Transition) -> bool {
             | Transition::CountDistinct(KeyKind::Bytes | KeyKind::Bpchar)
             | Transition::SumNumeric
             | Transition::AvgNumeric
+            | Transition::MinMaxNumeric { .. }
     )
 }
 

@@ -125,6 +125,9 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
             ("avg", [t]) if [INT2OID, INT4OID, INT8OID].contains(t) => Some(Transition::AvgInt),
             ("sum", [t]) if *t == pg_sys::NUMERICOID => Some(Transition::SumNumeric),
             ("avg", [t]) if *t == pg_sys::NUMERICOID => Some(Transition::AvgNumeric),
+            ("min" | "max", [t]) if *t == pg_sys::NUMERICOID => {
+                Some(Transition::MinMaxNumeric { max: name == "max" })
+            }
             ("sum", [t]) if *t == FLOAT4OID => Some(Transition::SumFloat4),
             ("sum", [t]) if *t == FLOAT8OID => Some(Transition::SumFloat8),
             (n, [t]) if *t == FLOAT4OID || *t == FLOAT8OID => {

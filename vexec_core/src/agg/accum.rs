@@ -82,6 +82,10 @@ pub enum Transition {
     MinMaxBytes {
         max: bool,
     },
+    /// min/max over numeric (`numeric_smaller`/`numeric_larger`).
+    MinMaxNumeric {
+        max: bool,
+    },
 }
 
 impl Transition {
@@ -112,6 +116,7 @@ impl Transition {
             Transition::MinMaxInt { max } => 8 + max as i32,
             Transition::MinMaxFloat { max } => 10 + max as i32,
             Transition::MinMaxBytes { max } => 12 + max as i32,
+            Transition::MinMaxNumeric { max } => 16 + max as i32,
             Transition::Moments { fin: f } => 20 + fin(f),
             Transition::CountDistinct(k) => 30 + k.code(),
         }
@@ -139,6 +144,7 @@ impl Transition {
             8 | 9 => Transition::MinMaxInt { max: code == 9 },
             10 | 11 => Transition::MinMaxFloat { max: code == 11 },
             12 | 13 => Transition::MinMaxBytes { max: code == 13 },
+            16 | 17 => Transition::MinMaxNumeric { max: code == 17 },
             20..=24 => Transition::Moments { fin: FINS[(code - 20) as usize] },
             30..=34 => Transition::CountDistinct(KeyKind::from_code(code - 30)?),
             _ => return None,
@@ -320,7 +326,9 @@ impl Accumulator {
             Transition::Moments { .. } => State::Moments { n: vec![], sx: vec![], sxx: vec![] },
             Transition::MinMaxInt { .. } => State::IntExtreme { values: vec![], seen: vec![] },
             Transition::MinMaxFloat { .. } => State::FloatExtreme { values: vec![], seen: vec![] },
-            Transition::MinMaxBytes { .. } => State::BytesExtreme { values: vec![] },
+            Transition::MinMaxBytes { .. } | Transition::MinMaxNumeric { .. } => {
+                State::BytesExtreme { values: vec![] }
+            }
             Transition::SumNumeric | Transition::AvgNumeric => State::NumericSum(NumericSums::default()),
         };
         Accumulator { transition, state }
@@ -519,6 +527,31 @@ impl Accumulator {
                     }
                 }
             }
+            (State::BytesExtreme { values }, Transition::MinMaxNumeric { max }) => {
+                let Values::Datum(v) = &col.values else { panic!("numeric min/max over a by-value column") };
+                for (g, r) in live {
+                    let x = unsafe { varlena::bytes(v[r] as *const u8) };
+                    // numeric_smaller keeps the state only when strictly smaller.
+                    let keep = match &values[g] {
+                        None => false,
+                        Some(cur) => {
+                            let o = numeric::compare(cur, x)
+                                .ok_or(AggError::InvalidNumeric { row: r as RowIdx })?;
+                            if max {
+                                o.is_gt()
+                            } else {
+                                o.is_lt()
+                            }
+                        }
+                    };
+                    if !keep {
+                        if numeric::compare(x, x).is_none() {
+                            return Err(AggError::InvalidNumeric { row: r as RowIdx });
+                        }
+                        values[g] = Some(x.into());
+                    }
+                }
+            }
             (State::NumericSum(sums), _) => {
                 let Values::Datum(v) = &col.values else { panic!("numeric sum over a by-value column") };
                 for (g, r) in live {
@@ -664,7 +697,7 @@ mod tests {
                 assert!(seen.insert(t.code()));
             }
         }
-        assert_eq!(seen.len(), 7 + 2 + 6 + 5 + 5);
+        assert_eq!(seen.len(), 7 + 2 + 8 + 5 + 5);
     }
 
     #[test]
@@ -711,6 +744,33 @@ mod tests {
         let mut c = Column::new(PhysType::Datum, 1);
         c.values.set_datum(0, junk.as_ptr() as usize);
         assert_eq!(run(Transition::SumNumeric, Some(&c), &[0]).1, Err(AggError::InvalidNumeric { row: 0 }));
+    }
+
+    #[test]
+    fn numeric_min_max_keep_the_later_of_equal_values() {
+        use crate::numeric::{encode, encode_special, Special};
+        let store: Vec<Vec<u8>> = vec![
+            encode(10, 1),
+            encode(-3, 0),
+            encode(100, 2),
+            encode(-300, 2),
+            crate::batch::varlena::make_4b(&encode_special(Special::NaN)),
+            encode(5, 0),
+        ];
+        let mut c = Column::new(PhysType::Datum, store.len());
+        for (i, v) in store.iter().enumerate() {
+            c.values.set_datum(i, v.as_ptr() as usize);
+        }
+        let groups = [0, 0, 0, 0, 1, 1];
+        let (min, _) = run(Transition::MinMaxNumeric { max: false }, Some(&c), &groups);
+        let (max, _) = run(Transition::MinMaxNumeric { max: true }, Some(&c), &groups);
+        let payload = |v: &Vec<u8>| unsafe { varlena::bytes(v.as_ptr()) }.to_vec();
+        // -3 and -3.00 are equal: the later (-3.00) is kept; 1.0 and 1.00 likewise.
+        assert_eq!(min.result(0), AggResult::Bytes(&payload(&store[3])));
+        assert_eq!(max.result(0), AggResult::Bytes(&payload(&store[2])));
+        // NaN is above every number.
+        assert_eq!(min.result(1), AggResult::Bytes(&payload(&store[5])));
+        assert_eq!(max.result(1), AggResult::Bytes(&payload(&store[4])));
     }
 
     #[test]
