@@ -360,10 +360,26 @@ DROP TABLE vupd, vinh CASCADE;
 DROP TABLE vint;
 
 -- A correlated scalar subquery in the target list (PostgreSQL's subselect
--- test, orders_view): evaluated above the vector scan, per row.
+-- test, orders_view), evaluated by the vector scan's fallback: a SubPlan's
+-- text result points into a tuple its next evaluation frees, so each row's
+-- result is copied.
 CREATE TABLE vorders (approver_ref integer, po_ref integer, ordercanceled boolean);
-INSERT INTO vorders VALUES (1, 1, false), (66, 5, false), (66, 1, true), (77, 1, false);
+INSERT INTO vorders VALUES (1, 1, false), (66, 5, false), (66, 6, false), (66, 7, false), (66, 1, true),
+  (66, 8, false), (66, 1, false), (77, 1, false), (1, 1, false), (66, 1, false), (1, 1, false);
 SELECT same($$SELECT *, (SELECT CASE WHEN o.approver_ref = 1 THEN '---' ELSE 'Approved' END) FROM vorders o$$);
 SELECT same($$SELECT *, (SELECT CASE WHEN o.po_ref = 1 THEN (SELECT CASE WHEN o.approver_ref = 1 THEN 'a' ELSE 'b' END) ELSE 'c' END) FROM vorders o$$);
 SELECT same($$SELECT * FROM vorders o WHERE (SELECT CASE WHEN o.approver_ref = 1 THEN 1 ELSE 2 END) = 2$$);
+SELECT same($$SELECT *, (SELECT CASE WHEN o.approver_ref = 1 THEN '---' ELSE 'Approved' END) AS approved,
+  (SELECT CASE WHEN o.ordercanceled THEN 'Canceled' ELSE
+     (SELECT CASE WHEN o.po_ref = 1 THEN (SELECT CASE WHEN o.approver_ref = 1 THEN '---' ELSE 'Approved' END) ELSE 'PO' END)
+   END) AS status FROM vorders o$$);
+-- The same query unwrapped (same() wraps it in an aggregate, and PostgreSQL
+-- then evaluates the subqueries above the scan): the scan evaluates them.
+SET vexec.mode = force;
+SELECT scans($$SELECT *, (SELECT CASE WHEN o.approver_ref = 1 THEN '---' ELSE 'Approved' END) FROM vorders o$$);
+SELECT *, (SELECT CASE WHEN o.approver_ref = 1 THEN '---' ELSE 'Approved' END) AS approved,
+  (SELECT CASE WHEN o.ordercanceled THEN 'Canceled' ELSE
+     (SELECT CASE WHEN o.po_ref = 1 THEN (SELECT CASE WHEN o.approver_ref = 1 THEN '---' ELSE 'Approved' END) ELSE 'PO' END)
+   END) AS status FROM vorders o;
+RESET vexec.mode;
 DROP TABLE vorders;

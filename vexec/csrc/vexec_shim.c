@@ -623,6 +623,13 @@ vx_eval_rows(ExprContext *econtext, TupleTableSlot *slot,
 			if (targets[t].state == NULL)
 				continue;
 			d = ExecEvalExprSwitchContext(targets[t].state, econtext, &targets[t].isnull[row]);
+			if (!targets[t].isnull[row] && targets[t].copy_typlen != 0)
+			{
+				MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+
+				d = datumCopy(d, false, targets[t].copy_typlen);
+				MemoryContextSwitchTo(old);
+			}
 
 			/*
 			 * ctid is returned as a pointer to the slot's tts_tid, which the

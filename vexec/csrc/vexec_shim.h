@@ -51,6 +51,12 @@ typedef struct VxTargetItem
 	ExprState  *state;
 	Datum	   *values;
 	bool	   *isnull;
+	/*
+	 * typlen of a by-reference result to copy into per-tuple memory, 0 for
+	 * none: a SubPlan returns a pointer into its current tuple, which its next
+	 * evaluation frees, and a batch keeps every row's result.
+	 */
+	int16		copy_typlen;
 } VxTargetItem;
 
 typedef struct VxHeapReader VxHeapReader;

@@ -45,6 +45,8 @@ pub struct VxTargetItem {
     pub state: *mut pg_sys::ExprState,
     pub values: *mut usize,
     pub isnull: *mut bool,
+    /// typlen of a by-reference result to copy per row (0: none); see the C header.
+    pub copy_typlen: i16,
 }
 
 #[repr(C)]

@@ -149,6 +149,7 @@ pub struct ScanState {
     eval_slot: *mut pg_sys::TupleTableSlot,
     qual_states: Vec<*mut pg_sys::ExprState>,
     target_states: Vec<*mut pg_sys::ExprState>,
+    target_copy_typlen: Vec<i16>,
     param_states: Vec<*mut pg_sys::ExprState>,
     // --- batch state ---
     input: InputBatch,
@@ -332,8 +333,15 @@ unsafe extern "C-unwind" fn begin(
             qual_states.push(pg_sys::ExecInitQual(one, ps));
         }
         let mut target_states = Vec::new();
+        let mut target_copy_typlen = Vec::new();
         for te in list_ptrs::<pg_sys::TargetEntry>((*cscan).scan.plan.targetlist) {
             target_states.push(pg_sys::ExecInitExpr((*te).expr, ps));
+            // A SubPlan's by-reference result lives only until its next
+            // evaluation (ExecScanSubPlan frees its current tuple).
+            let typid = pg_sys::exprType((*te).expr.cast());
+            let by_ref = !pg_sys::get_typbyval(typid);
+            let copy = by_ref && pg_sys::contain_subplans((*te).expr.cast());
+            target_copy_typlen.push(if copy { pg_sys::get_typlen(typid) } else { 0 });
         }
         let param_states = program.params.iter().map(|(p, _)| pg_sys::ExecInitExpr(p.cast(), ps)).collect();
 
@@ -349,6 +357,7 @@ unsafe extern "C-unwind" fn begin(
             eval_slot,
             qual_states,
             target_states,
+            target_copy_typlen,
             param_states,
             input,
             params: vec![None; program.params.len()],
@@ -565,10 +574,14 @@ impl ScanState {
                     state: self.target_states[i],
                     values: values.as_mut_ptr(),
                     isnull: isnull.as_mut_ptr(),
+                    copy_typlen: self.target_copy_typlen[i],
                 },
-                _ => {
-                    VxTargetItem { state: ptr::null_mut(), values: ptr::null_mut(), isnull: ptr::null_mut() }
-                }
+                _ => VxTargetItem {
+                    state: ptr::null_mut(),
+                    values: ptr::null_mut(),
+                    isnull: ptr::null_mut(),
+                    copy_typlen: 0,
+                },
             })
             .collect();
         let tids = if self.input.tids.is_empty() { ptr::null() } else { self.input.tids.as_ptr() };

@@ -204,7 +204,7 @@ unsafe fn consider(
 
         let (row, vec) = cost::seq_scan(rel, &ec, 0);
         let id = report::next_id();
-        let path = make_path(root, rel, vec, disabled, id, 0);
+        let path = make_path(rel, vec, disabled, id, 0);
         // add_path may free the path; vector parents get a copy.
         let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
         std::ptr::copy_nonoverlapping(path, copy, 1);
@@ -236,7 +236,7 @@ unsafe fn consider(
             if workers > 0 {
                 let (prow, pvec) = cost::seq_scan(rel, &ec, workers);
                 let pid = report::next_id();
-                let ppath = make_path(root, rel, pvec, disabled, pid, workers);
+                let ppath = make_path(rel, pvec, disabled, pid, workers);
                 let mut d = details;
                 d.push(format!("{workers} workers planned"));
                 offer(
@@ -326,7 +326,6 @@ unsafe fn relation_name(rte: *mut pg_sys::RangeTblEntry) -> String {
 }
 
 unsafe fn make_path(
-    root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     c: cost::Cost,
     disabled: i32,
@@ -347,11 +346,7 @@ unsafe fn make_path(
         p.disabled_nodes = disabled;
         p.startup_cost = c.startup;
         p.total_cost = c.total;
-        // A subquery in the query's target list (a SubPlan) is evaluated by a
-        // Result node above the scan, not projected into it: correlated
-        // SubPlans in VecScan's target list gave wrong answers
-        // (subselect's orders_view; not understood yet, see the regress test).
-        (*cp).flags = if (*(*root).parse).hasSubLinks { 0 } else { pg_sys::CUSTOMPATH_SUPPORT_PROJECTION };
+        (*cp).flags = pg_sys::CUSTOMPATH_SUPPORT_PROJECTION;
         (*cp).custom_private = pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id as i32).cast());
         (*cp).methods = &PATH_METHODS.0;
         cp
