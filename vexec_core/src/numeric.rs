@@ -196,6 +196,11 @@ fn parts(payload: &[u8]) -> Option<Parts<'_>> {
     (digits.len() % 2 == 0).then_some(Parts::Finite { negative, weight, digits })
 }
 
+/// Whether `payload` is a well-formed numeric.
+pub fn is_numeric(payload: &[u8]) -> bool {
+    parts(payload).is_some()
+}
+
 /// PostgreSQL's order of two numerics (`cmp_numerics`): NaN above
 /// +Infinity above every finite value above -Infinity; finite values by
 /// value whatever their display scale. None when a payload is not a numeric.

@@ -255,6 +255,16 @@ unsafe extern "C-unwind" fn begin(
     }
 }
 
+impl Grouping {
+    /// An empty table for the input at recursion `level` (0: the child).
+    fn restart(&mut self, level: u32) {
+        self.table = GroupTable::new(&self.kinds);
+        self.frozen = false;
+        self.level = level;
+        self.next = 0;
+    }
+}
+
 /// Fresh accumulators; a plain aggregate has its one group from the start.
 fn new_accumulators(items: &[AggItem], plain: bool) -> Vec<Accumulator> {
     items
@@ -315,11 +325,12 @@ impl AggState {
     /// back from a file).
     unsafe fn feed(&mut self, columns: &[Column], rows: &[RowIdx], groups: &mut Vec<u32>) {
         unsafe {
-            let (rows, live): (Vec<RowIdx>, bool) = match &mut self.grouping {
+            // The rows the accumulators take (all but spilled ones) and their groups.
+            let rows: std::borrow::Cow<'_, [RowIdx]> = match &mut self.grouping {
                 None => {
                     groups.clear();
                     groups.resize(rows.len(), 0);
-                    (rows.to_vec(), true)
+                    rows.into()
                 }
                 Some(g) => {
                     let keys: Vec<&Column> = columns[..g.kinds.len()].iter().collect();
@@ -330,7 +341,7 @@ impl AggState {
                             let n = g.table.len();
                             self.accs.iter_mut().for_each(|a| a.ensure_groups(n));
                         }
-                        (rows.to_vec(), true)
+                        rows.into()
                     } else {
                         // Rows of groups in the table update them; the
                         // others go to the file of their hash partition.
@@ -371,7 +382,7 @@ impl AggState {
                             self.stats.spilled_rows += part.len() as u64;
                         }
                         *groups = kept_groups;
-                        (kept_rows, false)
+                        kept_rows.into()
                     }
                 }
             };
@@ -383,7 +394,7 @@ impl AggState {
                     Some(f) => {
                         let Values::Bool(pass) = &columns[f].values else { panic!("a FILTER is boolean") };
                         (f_groups.clear(), f_rows.clear());
-                        for (&g, &r) in groups.iter().zip(&rows) {
+                        for (&g, &r) in groups.iter().zip(rows.iter()) {
                             if columns[f].is_valid(r as usize) && pass[r as usize] != 0 {
                                 f_groups.push(g);
                                 f_rows.push(r);
@@ -410,9 +421,7 @@ impl AggState {
                     }
                 }
             }
-            if live {
-                self.check_memory();
-            }
+            self.check_memory();
         }
     }
 
@@ -452,10 +461,7 @@ impl AggState {
         unsafe {
             let Some(g) = &mut self.grouping else { return false };
             let Some((mut file, level)) = g.pending.pop() else { return false };
-            g.table = GroupTable::new(&g.kinds);
-            g.frozen = false;
-            g.level = level;
-            g.next = 0;
+            g.restart(level);
             let types = g.types.clone();
             self.accs = new_accumulators(&self.items, false);
             let mut buf = Vec::new();
@@ -683,10 +689,7 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         st.close_files();
         st.accs = new_accumulators(&st.items, st.grouping.is_none());
         if let Some(g) = &mut st.grouping {
-            g.table = GroupTable::new(&g.kinds);
-            g.frozen = false;
-            g.level = 0;
-            g.next = 0;
+            g.restart(0);
         }
         st.consumed = false;
         st.emitted = false;

@@ -103,8 +103,7 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
             return match (name.as_str(), argtypes.as_slice(), sgc) {
                 ("count", [t], Some(sgc)) if (*a.aggdistinct).length == 1 => {
                     let kind = key_kind(*t, a.inputcollid)?;
-                    let tc = pg_sys::lookup_type_cache(*t, pg_sys::TYPECACHE_EQ_OPR as i32);
-                    if (*tc).eq_opr != (*sgc).eqop {
+                    if !default_equality(*t, sgc) {
                         return Err(format!("count(DISTINCT {}) with a non-default equality", type_name(*t)));
                     }
                     Ok(Transition::CountDistinct(kind))
@@ -201,6 +200,12 @@ fn key_kind(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<KeyKind, String> 
     }
 }
 
+/// Whether `sgc` compares values of `typid` with the type's default
+/// equality, the one the group table implements.
+unsafe fn default_equality(typid: pg_sys::Oid, sgc: *const pg_sys::SortGroupClause) -> bool {
+    unsafe { (*pg_sys::lookup_type_cache(typid, pg_sys::TYPECACHE_EQ_OPR as i32)).eq_opr == (*sgc).eqop }
+}
+
 /// The GROUP BY keys (expressions and kinds; none for a plain aggregate),
 /// or why the group table cannot take them.
 unsafe fn group_keys(root: *mut pg_sys::PlannerInfo) -> Result<Vec<(*mut pg_sys::Node, KeyKind)>, String> {
@@ -221,8 +226,7 @@ unsafe fn group_keys(root: *mut pg_sys::PlannerInfo) -> Result<Vec<(*mut pg_sys:
                 return Err(format!("group key of type {} is not hashable", type_name(typid)));
             }
             let kind = key_kind(typid, pg_sys::exprCollation(expr))?;
-            let tc = pg_sys::lookup_type_cache(typid, pg_sys::TYPECACHE_EQ_OPR as i32);
-            if (*tc).eq_opr != (*sgc).eqop {
+            if !default_equality(typid, sgc) {
                 return Err(format!("group key of type {} with a non-default equality", type_name(typid)));
             }
             if pg_sys::contain_subplans(expr) {

@@ -182,15 +182,45 @@ pub enum AggResult<'a> {
 #[derive(Debug)]
 enum State {
     Counts(Vec<i64>),
-    Distinct { counts: Vec<i64>, seen: Box<GroupTable> },
-    IntSum { sums: Vec<i64>, counts: Vec<i64> },
-    WideSum { sums: Vec<i128>, counts: Vec<i64> },
-    F32Sum { sums: Vec<f32>, seen: Vec<bool> },
-    F64Sum { sums: Vec<f64>, seen: Vec<bool> },
-    Moments { n: Vec<f64>, sx: Vec<f64>, sxx: Vec<f64> },
-    IntExtreme { values: Vec<i64>, seen: Vec<bool> },
-    FloatExtreme { values: Vec<f64>, seen: Vec<bool> },
-    BytesExtreme { values: Vec<Option<Box<[u8]>>> },
+    Distinct {
+        counts: Vec<i64>,
+        seen: Box<GroupTable>,
+    },
+    IntSum {
+        sums: Vec<i64>,
+        counts: Vec<i64>,
+    },
+    WideSum {
+        sums: Vec<i128>,
+        counts: Vec<i64>,
+    },
+    F32Sum {
+        sums: Vec<f32>,
+        seen: Vec<bool>,
+    },
+    F64Sum {
+        sums: Vec<f64>,
+        seen: Vec<bool>,
+    },
+    Moments {
+        n: Vec<f64>,
+        sx: Vec<f64>,
+        sxx: Vec<f64>,
+    },
+    IntExtreme {
+        values: Vec<i64>,
+        seen: Vec<bool>,
+    },
+    FloatExtreme {
+        values: Vec<f64>,
+        seen: Vec<bool>,
+    },
+    /// Text or numeric extremes; `bytes` is the total length held (kept as
+    /// values change, so the memory check does not walk every group).
+    BytesExtreme {
+        values: Vec<Option<Box<[u8]>>>,
+        bytes: usize,
+    },
     NumericSum(NumericSums),
 }
 
@@ -327,7 +357,7 @@ impl Accumulator {
             Transition::MinMaxInt { .. } => State::IntExtreme { values: vec![], seen: vec![] },
             Transition::MinMaxFloat { .. } => State::FloatExtreme { values: vec![], seen: vec![] },
             Transition::MinMaxBytes { .. } | Transition::MinMaxNumeric { .. } => {
-                State::BytesExtreme { values: vec![] }
+                State::BytesExtreme { values: vec![], bytes: 0 }
             }
             Transition::SumNumeric | Transition::AvgNumeric => State::NumericSum(NumericSums::default()),
         };
@@ -371,7 +401,7 @@ impl Accumulator {
                 values.resize(n, 0.0);
                 seen.resize(n, false);
             }
-            State::BytesExtreme { values } => values.resize(n, None),
+            State::BytesExtreme { values, .. } => values.resize(n, None),
             State::NumericSum(s) => {
                 s.sums.resize(n, 0);
                 s.scales.resize(n, 0);
@@ -508,7 +538,7 @@ impl Accumulator {
                     }
                 }
             }
-            (State::BytesExtreme { values }, Transition::MinMaxBytes { max }) => {
+            (State::BytesExtreme { values, bytes }, Transition::MinMaxBytes { max }) => {
                 let Values::Datum(v) = &col.values else { panic!("text min/max over a by-value column") };
                 for (g, r) in live {
                     let x = unsafe { varlena::bytes(v[r] as *const u8) };
@@ -523,16 +553,20 @@ impl Accumulator {
                         }
                     };
                     if replace && values[g].as_deref() != Some(x) {
-                        values[g] = Some(x.into());
+                        *bytes += x.len();
+                        *bytes -= values[g].replace(x.into()).map_or(0, |old| old.len());
                     }
                 }
             }
-            (State::BytesExtreme { values }, Transition::MinMaxNumeric { max }) => {
+            (State::BytesExtreme { values, bytes }, Transition::MinMaxNumeric { max }) => {
                 let Values::Datum(v) = &col.values else { panic!("numeric min/max over a by-value column") };
                 for (g, r) in live {
                     let x = unsafe { varlena::bytes(v[r] as *const u8) };
                     // numeric_smaller keeps the state only when strictly smaller.
                     let keep = match &values[g] {
+                        None if !numeric::is_numeric(x) => {
+                            return Err(AggError::InvalidNumeric { row: r as RowIdx });
+                        }
                         None => false,
                         Some(cur) => {
                             let o = numeric::compare(cur, x)
@@ -545,10 +579,8 @@ impl Accumulator {
                         }
                     };
                     if !keep {
-                        if numeric::compare(x, x).is_none() {
-                            return Err(AggError::InvalidNumeric { row: r as RowIdx });
-                        }
-                        values[g] = Some(x.into());
+                        *bytes += x.len();
+                        *bytes -= values[g].replace(x.into()).map_or(0, |old| old.len());
                     }
                 }
             }
@@ -621,7 +653,7 @@ impl Accumulator {
                     AggResult::Null
                 }
             }
-            (State::BytesExtreme { values }, _) => {
+            (State::BytesExtreme { values, .. }, _) => {
                 values[g].as_deref().map_or(AggResult::Null, AggResult::Bytes)
             }
             (State::NumericSum(sums), t) => sums.result(g, t == Transition::AvgNumeric),
@@ -641,9 +673,7 @@ impl Accumulator {
             State::Moments { n, sx, sxx } => (n.capacity() + sx.capacity() + sxx.capacity()) * 8,
             State::IntExtreme { values, seen } => values.capacity() * 8 + seen.capacity(),
             State::FloatExtreme { values, seen } => values.capacity() * 8 + seen.capacity(),
-            State::BytesExtreme { values } => {
-                values.capacity() * 16 + values.iter().flatten().map(|b| b.len()).sum::<usize>()
-            }
+            State::BytesExtreme { values, bytes } => values.capacity() * 16 + bytes,
             State::NumericSum(s) => {
                 s.sums.capacity() * 16
                     + s.scales.capacity() * 2

@@ -136,6 +136,17 @@ fn normalized(kind: KeyKind, k: KeyRef<'_>) -> KeyRef<'_> {
     }
 }
 
+/// Whether group `g` has the key of row `r` of `cols` (PostgreSQL's equality).
+///
+/// # Safety
+/// As [`key_of`].
+#[inline]
+unsafe fn same_key(kinds: &[KeyKind], keys: &[KeyStore], g: u32, cols: &[&Column], r: usize) -> bool {
+    kinds.iter().zip(keys).zip(cols).all(|((k, store), col)| {
+        normalized(*k, store.get(g as usize)) == normalized(*k, unsafe { key_of(*k, col, r) })
+    })
+}
+
 impl KeyStore {
     fn get(&self, g: usize) -> KeyRef<'_> {
         match self {
@@ -259,12 +270,7 @@ impl GroupTable {
         let GroupTable { kinds, keys, hashes: group_hashes, table, .. } = self;
         for (&r, &h) in rows.iter().zip(&hashes) {
             let r = r as usize;
-            let eq = |g: &u32| {
-                kinds.iter().zip(keys.iter()).zip(cols).all(|((k, store), col)| {
-                    normalized(*k, store.get(*g as usize)) == normalized(*k, unsafe { key_of(*k, col, r) })
-                })
-            };
-            let g = match table.find(h, eq) {
+            let g = match table.find(h, |&g| unsafe { same_key(kinds, keys, g, cols, r) }) {
                 Some(&g) => g,
                 None => {
                     let g = group_hashes.len() as u32;
@@ -300,12 +306,8 @@ impl GroupTable {
         groups.clear();
         for (&r, &h) in rows.iter().zip(hashes.iter()) {
             let r = r as usize;
-            let eq = |g: &u32| {
-                self.kinds.iter().zip(self.keys.iter()).zip(cols).all(|((k, store), col)| {
-                    normalized(*k, store.get(*g as usize)) == normalized(*k, unsafe { key_of(*k, col, r) })
-                })
-            };
-            groups.push(self.table.find(h, eq).copied().unwrap_or(NO_GROUP));
+            let found = self.table.find(h, |&g| unsafe { same_key(&self.kinds, &self.keys, g, cols, r) });
+            groups.push(found.copied().unwrap_or(NO_GROUP));
         }
     }
 
