@@ -272,6 +272,58 @@ pub fn rescale(value: i128, k: u16) -> Option<i128> {
     pow10(k as u32).and_then(|p| value.checked_mul(p))
 }
 
+/// The finite numeric `payload` as an integer scaled by `10^scale`, when its
+/// display scale is exactly `scale` and the scaled value fits an `i64`;
+/// None otherwise (NaN, infinities, another display scale, too wide, not a
+/// numeric). This is the batch kernels' fast path for numeric(p, s) columns,
+/// whose every value has display scale `s`.
+#[inline]
+pub fn decode_scaled_i64(payload: &[u8], scale: u16) -> Option<i64> {
+    let header = u16::from_le_bytes([*payload.first()?, *payload.get(1)?]);
+    let (negative, dscale, weight, at) = match header & SIGN_MASK {
+        SHORT => {
+            let w = (header & SHORT_WEIGHT_MASK) as i32;
+            let weight = if header & SHORT_WEIGHT_SIGN != 0 { w - (SHORT_WEIGHT_MASK as i32 + 1) } else { w };
+            (header & SHORT_SIGN != 0, (header & SHORT_DSCALE_MASK) >> SHORT_DSCALE_SHIFT, weight, 2)
+        }
+        SPECIAL => return None,
+        sign => {
+            let w = i16::from_le_bytes([*payload.get(2)?, *payload.get(3)?]) as i32;
+            (sign == NEG, header & DSCALE_MASK, w, 4)
+        }
+    };
+    if dscale != scale {
+        return None;
+    }
+    let body = &payload[at..];
+    let n = body.len() / 2;
+    // Nine base-10,000 digits are 36 decimal digits: an i128 holds them.
+    if body.len() % 2 != 0 || n > 9 {
+        return None;
+    }
+    let mut acc: i128 = 0;
+    for d in body.chunks_exact(2) {
+        let d = i16::from_le_bytes([d[0], d[1]]);
+        if !(0..NBASE as i16).contains(&d) {
+            return None;
+        }
+        acc = acc * NBASE + d as i128;
+    }
+    // The last digit is worth 10^(4 * (weight - n + 1)); in units of 10^-scale:
+    let exp = 4 * (weight - n as i32 + 1) + scale as i32;
+    let magnitude = if exp >= 0 {
+        acc.checked_mul(pow10(exp as u32)?)?
+    } else {
+        // Digits below the display scale are zero in a stored numeric.
+        let p = pow10((-exp) as u32)?;
+        if acc % p != 0 {
+            return None;
+        }
+        acc / p
+    };
+    i64::try_from(if negative { -magnitude } else { magnitude }).ok()
+}
+
 /// A complete numeric varlena (4-byte header), as PostgreSQL builds one in memory.
 pub fn encode(value: i128, dscale: u16) -> Vec<u8> {
     crate::batch::varlena::make_4b(&encode_payload(value, dscale))
@@ -330,6 +382,24 @@ mod tests {
         // A display scale above 63 needs the long header.
         let p = encode_payload(15, 64);
         assert_eq!(u16::from_le_bytes([p[0], p[1]]), 64);
+    }
+
+    #[test]
+    fn decode_scaled_i64_reads_values_of_their_own_scale_only() {
+        for (v, s) in [(0i128, 2u16), (12345, 2), (-12345, 2), (1, 0), (-7, 0), (99999999999999, 2), (5, 6)] {
+            let p = encode_payload(v, s);
+            assert_eq!(decode_scaled_i64(&p, s), Some(v as i64), "{v} at {s}");
+            assert_eq!(decode_scaled_i64(&p, s + 1), None, "another scale is refused");
+        }
+        // Long headers (large weight) and values past i64.
+        let big = 10i128.pow(17) * 3;
+        assert_eq!(decode_scaled_i64(&encode_payload(big, 0), 0), Some(big as i64));
+        assert_eq!(decode_scaled_i64(&encode_payload(10i128.pow(19), 0), 0), None);
+        assert_eq!(decode_scaled_i64(&encode_payload(-(10i128.pow(18)), 0), 0), Some(-(10i64.pow(18))));
+        for s in [Special::NaN, Special::PosInfinity, Special::NegInfinity] {
+            assert_eq!(decode_scaled_i64(&encode_special(s), 0), None);
+        }
+        assert_eq!(decode_scaled_i64(&[1], 0), None);
     }
 
     #[test]

@@ -56,6 +56,9 @@ struct AggItem {
     arg: Option<usize>,
     filter: Option<usize>,
     result_type: pg_sys::Oid,
+    /// numeric sum/avg whose argument the child computes as integers
+    /// scaled by `10^scale` (I64 batch columns).
+    arg_scale: Option<u16>,
 }
 
 #[derive(Default)]
@@ -87,6 +90,9 @@ struct Grouping {
     next: usize,
     /// The physical types of the child's columns (for reading files back).
     types: Vec<PhysType>,
+    /// Child columns that arrive as scaled integers; files hold them as
+    /// numeric Datums, like the batches of the child's row mode.
+    scaled: Vec<Option<u16>>,
     /// Child columns to write to files with their values (the others are
     /// only counted by count(x), so their validity is enough).
     spill_values: Vec<bool>,
@@ -199,8 +205,11 @@ unsafe extern "C-unwind" fn begin(
                 arg: (s[1] >= 0).then_some(s[1] as usize),
                 filter: (s[2] >= 0).then_some(s[2] as usize),
                 result_type,
+                arg_scale: None,
             })
             .collect();
+        let mut items = items;
+        let scaled = request_scaled_args(child, nkeys, &mut items);
         let grouping = (nkeys > 0).then(|| {
             let child_tlist = (*(*child).ss.ps.plan).targetlist;
             let ncols = (*child_tlist).length as usize;
@@ -233,6 +242,7 @@ unsafe extern "C-unwind" fn begin(
                 pending: Vec::new(),
                 next: 0,
                 types,
+                scaled: (0..ncols).map(|c| scaled.iter().find(|s| s.0 == c).map(|s| s.1)).collect(),
                 spill_values,
                 scratch: Vec::new(),
             }
@@ -271,6 +281,9 @@ fn new_accumulators(items: &[AggItem], plain: bool) -> Vec<Accumulator> {
         .iter()
         .map(|it| {
             let mut a = Accumulator::new(it.transition);
+            if let Some(scale) = it.arg_scale {
+                a.set_arg_scale(scale);
+            }
             if plain {
                 a.ensure_groups(1);
             }
@@ -371,11 +384,27 @@ impl AggState {
                                 },
                             )
                             .collect();
+                        let spilled: Vec<RowIdx> = parts.concat();
+                        let numerics: Vec<Option<Column>> = columns
+                            .iter()
+                            .zip(&g.scaled)
+                            .map(|(c, scale)| match (scale, &c.values) {
+                                (Some(s), Values::I64(v)) => {
+                                    Some(numeric_column(c, v, *s, &spilled, self.econtext))
+                                }
+                                _ => None,
+                            })
+                            .collect();
                         let cols: Vec<&Column> = columns
                             .iter()
                             .zip(&stand_ins)
                             .zip(&g.spill_values)
-                            .map(|((c, s), &keep)| if keep { c } else { s })
+                            .zip(&numerics)
+                            .map(|(((c, s), &keep), n)| match (keep, n) {
+                                (true, Some(n)) => n,
+                                (true, None) => c,
+                                (false, _) => s,
+                            })
                             .collect();
                         for (file, part) in g.spill.iter_mut().zip(&parts) {
                             file.write(&cols, part, &mut g.scratch);
@@ -488,6 +517,62 @@ impl AggState {
                 unsafe { f.close() };
             }
         }
+    }
+}
+
+/// Ask the child to compute the arguments of numeric sum and avg as scaled
+/// integers, where every aggregate reading that column takes them (numeric
+/// sum/avg, count(x)); keys and FILTERs never do. Returns (column, scale).
+unsafe fn request_scaled_args(
+    child: *mut pg_sys::CustomScanState,
+    nkeys: usize,
+    items: &mut [AggItem],
+) -> Vec<(usize, u16)> {
+    let takes = |t: Transition| matches!(t, Transition::SumNumeric | Transition::AvgNumeric);
+    let mut scaled = Vec::new();
+    for i in 0..items.len() {
+        let Some(c) = items[i].arg.filter(|&c| c >= nkeys && takes(items[i].transition)) else { continue };
+        if scaled.iter().any(|&(col, _)| col == c) {
+            continue;
+        }
+        let all_take = items.iter().all(|it| {
+            it.filter != Some(c)
+                && (it.arg != Some(c) || takes(it.transition) || it.transition == Transition::CountValues)
+        });
+        if let Some(scale) = all_take.then(|| unsafe { scan::request_scaled(child, c) }).flatten() {
+            scaled.push((c, scale));
+        }
+    }
+    for it in items.iter_mut() {
+        if takes(it.transition) {
+            it.arg_scale = scaled.iter().find(|s| Some(s.0) == it.arg).map(|s| s.1);
+        }
+    }
+    scaled
+}
+
+/// Scaled integers of `c` back to numeric Datums for rows `rows`, in the
+/// per-batch memory (for a spill file).
+unsafe fn numeric_column(
+    c: &Column,
+    v: &[i64],
+    scale: u16,
+    rows: &[RowIdx],
+    econtext: *mut pg_sys::ExprContext,
+) -> Column {
+    unsafe {
+        let mut out = Column::new(PhysType::Datum, c.len());
+        out.validity = c.validity.clone();
+        let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+        for &r in rows {
+            let r = r as usize;
+            if c.is_valid(r) {
+                out.values
+                    .set_datum(r, palloc_varlena(&vexec_core::numeric::encode_payload(v[r] as i128, scale)));
+            }
+        }
+        pg_sys::MemoryContextSwitchTo(old);
+        out
     }
 }
 
@@ -735,6 +820,10 @@ unsafe extern "C-unwind" fn explain(
         }
         if (*es).verbose {
             prop(c"Vector Transitions", format!("{} of {}", st.items.len(), st.items.len()));
+            let scaled = st.items.iter().filter(|it| it.arg_scale.is_some()).count();
+            if scaled > 0 {
+                int(c"Scaled Numeric Arguments", None, scaled as u64);
+            }
         }
         if (*es).analyze {
             int(c"Batches", None, st.stats.batches);

@@ -692,6 +692,40 @@ pub unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<Ve
     }
 }
 
+/// For a vector parent that aggregates numerics: compute target `target`
+/// (a numeric expression) as integers scaled by `10^scale` instead of
+/// numeric Datums, when it has kernels for that. Returns the scale; the
+/// target's batch column is then I64 except in batches PostgreSQL's
+/// evaluator computed (row mode), whose columns stay numeric Datums. Rows
+/// returned through a slot would be wrong after this: only a vector parent
+/// that reads batches may ask.
+///
+/// # Safety
+/// `node` is a VecScan node that has begun.
+pub unsafe fn request_scaled(node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
+    unsafe {
+        if settings::DEBUG_FORCE_FALLBACK.get() {
+            return None;
+        }
+        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        let te = list_ptrs::<pg_sys::TargetEntry>((*cscan).scan.plan.targetlist).nth(target)?;
+        let mut c = Compiler::new((*cscan).scan.scanrelid);
+        let (mut e, scale) = c.compile_scaled((*te).expr.cast())?;
+        if !c.params.is_empty() {
+            return None;
+        }
+        // Renumber to the program's inputs (every attribute a target reads is one).
+        let program = &mut state(node).program;
+        let mut new_index = Vec::with_capacity(c.inputs.len());
+        for a in &c.inputs {
+            new_index.push(program.inputs.iter().position(|p| p.attnum == a.attnum)?);
+        }
+        e.remap_columns(&new_index);
+        program.targets[target] = TargetItem::Kernel(e);
+        Some(scale)
+    }
+}
+
 /// Rows for the fallback pass.
 struct FallbackRows {
     rows: Vec<RowIdx>,

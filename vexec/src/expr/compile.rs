@@ -43,6 +43,8 @@ enum Family {
     Bool,
     Text,
     Bpchar,
+    /// numeric, compared as scaled integers (see `Compiler::scaled`).
+    Numeric,
 }
 
 fn family_of(typid: Oid) -> Option<Family> {
@@ -54,6 +56,7 @@ fn family_of(typid: Oid) -> Option<Family> {
         pg_sys::BOOLOID => Family::Bool,
         pg_sys::TEXTOID | pg_sys::VARCHAROID => Family::Text,
         pg_sys::BPCHAROID => Family::Bpchar,
+        pg_sys::NUMERICOID => Family::Numeric,
         _ => return None,
     })
 }
@@ -86,6 +89,11 @@ enum Kernel {
         negate: bool,
     },
     Length(LengthKind),
+    /// numeric +, -, * (on scaled integers).
+    NumericArith(ArithOp),
+    NumericNeg,
+    /// integer to numeric.
+    NumericFromInt,
 }
 
 /// The kernel bound to a function OID.
@@ -144,6 +152,12 @@ fn kernel_for(funcid: u32) -> Option<Kernel> {
         F_BPCHARLE => cmp(Le, Family::Bpchar),
         F_BPCHARGT => cmp(Gt, Family::Bpchar),
         F_BPCHARGE => cmp(Ge, Family::Bpchar),
+        F_NUMERIC_EQ => cmp(Eq, Family::Numeric),
+        F_NUMERIC_NE => cmp(Ne, Family::Numeric),
+        F_NUMERIC_LT => cmp(Lt, Family::Numeric),
+        F_NUMERIC_LE => cmp(Le, Family::Numeric),
+        F_NUMERIC_GT => cmp(Gt, Family::Numeric),
+        F_NUMERIC_GE => cmp(Ge, Family::Numeric),
 
         F_INT2PL => ar(Add, INT2OID),
         F_INT2MI => ar(Sub, INT2OID),
@@ -190,6 +204,12 @@ fn kernel_for(funcid: u32) -> Option<Kernel> {
         F_TEXTLEN | F_LENGTH_TEXT | F_CHAR_LENGTH_TEXT => Some(Kernel::Length(LengthKind::TextChars)),
         F_LENGTH_BPCHAR | F_CHAR_LENGTH_BPCHAR => Some(Kernel::Length(LengthKind::BpcharChars)),
         F_OCTET_LENGTH_TEXT | F_OCTET_LENGTH_BPCHAR => Some(Kernel::Length(LengthKind::Octets)),
+
+        F_NUMERIC_ADD => Some(Kernel::NumericArith(Add)),
+        F_NUMERIC_SUB => Some(Kernel::NumericArith(Sub)),
+        F_NUMERIC_MUL => Some(Kernel::NumericArith(Mul)),
+        F_NUMERIC_UMINUS => Some(Kernel::NumericNeg),
+        F_NUMERIC_INT2 | F_NUMERIC_INT4 | F_NUMERIC_INT8 => Some(Kernel::NumericFromInt),
         _ => None,
     }
 }
@@ -251,6 +271,117 @@ impl Compiler {
                 self.inputs.truncate(ni);
                 self.params.truncate(np);
                 None
+            }
+        }
+    }
+
+    /// Compile a numeric expression to integers scaled by `10^scale`, for a
+    /// consumer that takes them (VecAgg's numeric sum and avg). None when
+    /// some node has no kernel. Rolled back like [`Compiler::compile`].
+    pub fn compile_scaled(&mut self, node: *mut pg_sys::Node) -> Option<(VExpr, u16)> {
+        let (ni, np) = (self.inputs.len(), self.params.len());
+        match unsafe { self.scaled(node) } {
+            Some((e, scale)) => Some((vexec_core::expr::fold_constants(e), scale)),
+            None => {
+                self.inputs.truncate(ni);
+                self.params.truncate(np);
+                None
+            }
+        }
+    }
+
+    /// A numeric expression as scaled integers (`VExpr::NumericToScaled`):
+    /// columns of numeric(p, s) with p <= 18 (every value has display scale
+    /// s and fits an i64 scaled), constants at their display scale, integers
+    /// at scale 0, and +, -, * and negation, with numeric.c's result
+    /// scales: max(s1, s2) for + and -, s1 + s2 for *. Scales stay <= 18.
+    unsafe fn scaled(&mut self, node: *mut pg_sys::Node) -> Option<(VExpr, u16)> {
+        unsafe {
+            if node.is_null() {
+                return None;
+            }
+            match (*node).type_ {
+                pg_sys::NodeTag::T_Var => {
+                    let v = node as *mut pg_sys::Var;
+                    if (*v).vartype != pg_sys::NUMERICOID {
+                        return None;
+                    }
+                    let (precision, scale) = numeric_typmod((*v).vartypmod)?;
+                    if precision > 18 || !(0..=18).contains(&scale) {
+                        return None;
+                    }
+                    let col = self.node(node)?;
+                    Some((VExpr::NumericToScaled { scale: scale as u16, arg: Box::new(col.e) }, scale as u16))
+                }
+                pg_sys::NodeTag::T_Const => {
+                    let c = node as *mut pg_sys::Const;
+                    if (*c).consttype != pg_sys::NUMERICOID {
+                        return None;
+                    }
+                    if (*c).constisnull {
+                        return Some((VExpr::Const { value: None, phys: PhysType::I64 }, 0));
+                    }
+                    let d = (*c).constvalue.value();
+                    let p = pg_sys::pg_detoast_datum_packed(d as *mut pg_sys::varlena) as *const u8;
+                    let payload = vexec_core::batch::varlena::bytes(p);
+                    let vexec_core::numeric::Decoded::Scaled { dscale, .. } =
+                        vexec_core::numeric::decode(payload)?
+                    else {
+                        return None;
+                    };
+                    let v =
+                        vexec_core::numeric::decode_scaled_i64(payload, dscale).filter(|_| dscale <= 18)?;
+                    Some((VExpr::Const { value: Some(v as usize), phys: PhysType::I64 }, dscale))
+                }
+                pg_sys::NodeTag::T_RelabelType => {
+                    let r = node as *mut pg_sys::RelabelType;
+                    self.scaled((*r).arg as *mut pg_sys::Node)
+                }
+                pg_sys::NodeTag::T_OpExpr | pg_sys::NodeTag::T_FuncExpr => {
+                    let (funcid, args, retset) = if (*node).type_ == pg_sys::NodeTag::T_OpExpr {
+                        let o = node as *mut pg_sys::OpExpr;
+                        ((*o).opfuncid, (*o).args, (*o).opretset)
+                    } else {
+                        let f = node as *mut pg_sys::FuncExpr;
+                        ((*f).funcid, (*f).args, (*f).funcretset)
+                    };
+                    if retset {
+                        return None;
+                    }
+                    let mut it = list_ptrs::<pg_sys::Node>(args);
+                    match kernel_for(funcid.into())? {
+                        Kernel::NumericArith(op) => {
+                            let (a, b) = (it.next()?, it.next()?);
+                            let (l, r) = (self.scaled(a)?, self.scaled(b)?);
+                            let (l, r, scale) = if op == ArithOp::Mul {
+                                let scale = l.1 + r.1;
+                                (l.0, r.0, scale)
+                            } else {
+                                align(l, r)?
+                            };
+                            if scale > 18 {
+                                return None;
+                            }
+                            let e = VExpr::Arith {
+                                op,
+                                phys: PhysType::I64,
+                                left: Box::new(l),
+                                right: Box::new(r),
+                            };
+                            Some((e, scale))
+                        }
+                        Kernel::NumericNeg => {
+                            let (e, scale) = self.scaled(it.next()?)?;
+                            Some((VExpr::Neg { phys: PhysType::I64, arg: Box::new(e) }, scale))
+                        }
+                        Kernel::NumericFromInt => {
+                            let arg = self.node(it.next()?)?;
+                            Some((self.promote(arg, pg_sys::INT8OID)?, 0))
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
             }
         }
     }
@@ -408,6 +539,11 @@ impl Compiler {
         unsafe {
             let mut it = list_ptrs::<pg_sys::Node>(args);
             let (a, b) = (it.next()?, it.next()?);
+            if fam == Family::Numeric {
+                let (l, r) = (self.scaled(a)?, self.scaled(b)?);
+                let (l, r, _) = align(l, r)?;
+                return Some((l, r, CmpKind::Native));
+            }
             let (l, r) = (self.node(a)?, self.node(b)?);
             if family_of(l.typid) != Some(fam) || family_of(r.typid) != Some(fam) {
                 return None;
@@ -434,6 +570,7 @@ impl Compiler {
                     let kind = if fam == Family::Bpchar { CmpKind::Bpchar } else { CmpKind::Text };
                     Some((l.e, r.e, kind))
                 }
+                Family::Numeric => unreachable!("handled above"),
             }
         }
     }
@@ -546,6 +683,9 @@ impl Compiler {
                     };
                     Some(Typed { e: VExpr::Length { kind, arg: Box::new(arg.e) }, typid: pg_sys::INT4OID })
                 }
+                // A numeric result is a scaled integer, not a numeric Datum:
+                // only comparisons (and consumers that ask, `compile_scaled`) take it.
+                Kernel::NumericArith(_) | Kernel::NumericNeg | Kernel::NumericFromInt => None,
             }
         }
     }
@@ -554,6 +694,7 @@ impl Compiler {
     unsafe fn in_set(&mut self, s: *mut pg_sys::ScalarArrayOpExpr) -> Option<Typed> {
         unsafe {
             let (op, fam) = match kernel_for((*s).opfuncid.into())? {
+                Kernel::Cmp(_, Family::Numeric) => return None,
                 Kernel::Cmp(op, fam) => (op, fam),
                 _ => return None,
             };
@@ -627,6 +768,7 @@ impl Compiler {
                     let kind = if fam == Family::Bpchar { CmpKind::Bpchar } else { CmpKind::Text };
                     (ConstSet::Bytes(v), kind, arg.e)
                 }
+                Family::Numeric => return None,
             };
             Some(Typed {
                 e: VExpr::InSet { arg: Box::new(arg_e), set, kind, has_null, empty, negate },
@@ -663,6 +805,34 @@ impl Compiler {
             Some(Typed { e: VExpr::Case { arms, otherwise, phys }, typid })
         }
     }
+}
+
+/// Two scaled numerics brought to the larger of their scales (the result
+/// scale of numeric + and -): the other is multiplied by a power of ten,
+/// which reports an overflow like any int8 product.
+fn align(l: (VExpr, u16), r: (VExpr, u16)) -> Option<(VExpr, VExpr, u16)> {
+    let scale = l.1.max(r.1);
+    let up = |(e, s): (VExpr, u16)| {
+        if s == scale {
+            return Some(e);
+        }
+        let factor = 10i64.checked_pow((scale - s) as u32)?;
+        Some(VExpr::Arith {
+            op: ArithOp::Mul,
+            phys: PhysType::I64,
+            left: Box::new(e),
+            right: Box::new(VExpr::Const { value: Some(factor as usize), phys: PhysType::I64 }),
+        })
+    };
+    Some((up(l)?, up(r)?, scale))
+}
+
+/// The (precision, scale) of a numeric typmod (numeric.c's
+/// `NUMERIC_TYPMOD_PRECISION`/`_SCALE`; the scale is an 11-bit signed
+/// field), None without one.
+pub fn numeric_typmod(typmod: i32) -> Option<(i32, i32)> {
+    let t = typmod.checked_sub(pg_sys::VARHDRSZ as i32).filter(|_| typmod >= pg_sys::VARHDRSZ as i32)?;
+    Some(((t >> 16) & 0xffff, ((t & 0x7ff) ^ 1024) - 1024))
 }
 
 /// Whether bytewise text kernels are exact under collation `collid`:

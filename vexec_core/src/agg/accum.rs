@@ -236,28 +236,35 @@ struct NumericSums {
 }
 
 impl NumericSums {
-    fn add(&mut self, g: usize, payload: &[u8]) -> bool {
-        match numeric::decode(payload) {
-            Some(Decoded::Scaled { value, dscale }) => {
-                self.counts[g] += 1;
-                if dscale > self.scales[g] {
-                    let k = dscale - self.scales[g];
-                    match numeric::rescale(self.sums[g], k) {
-                        Some(s) => self.sums[g] = s,
-                        None => {
-                            let old = numeric::encode_payload(self.sums[g], self.scales[g]);
-                            self.wide.entry(g).or_default().push(old.into());
-                            self.sums[g] = 0;
-                        }
-                    }
-                    self.scales[g] = dscale;
-                }
-                let v = numeric::rescale(value, self.scales[g] - dscale);
-                match v.and_then(|v| self.sums[g].checked_add(v)) {
-                    Some(s) => self.sums[g] = s,
-                    None => self.wide.entry(g).or_default().push(payload.into()),
+    /// Add the finite value `value / 10^dscale` to group `g`.
+    #[inline]
+    fn add_scaled(&mut self, g: usize, value: i128, dscale: u16) {
+        self.counts[g] += 1;
+        if dscale > self.scales[g] {
+            let k = dscale - self.scales[g];
+            match numeric::rescale(self.sums[g], k) {
+                Some(s) => self.sums[g] = s,
+                None => {
+                    let old = numeric::encode_payload(self.sums[g], self.scales[g]);
+                    self.wide.entry(g).or_default().push(old.into());
+                    self.sums[g] = 0;
                 }
             }
+            self.scales[g] = dscale;
+        }
+        let v = numeric::rescale(value, self.scales[g] - dscale);
+        match v.and_then(|v| self.sums[g].checked_add(v)) {
+            Some(s) => self.sums[g] = s,
+            None => {
+                let p = numeric::encode_payload(value, dscale);
+                self.wide.entry(g).or_default().push(p.into())
+            }
+        }
+    }
+
+    fn add(&mut self, g: usize, payload: &[u8]) -> bool {
+        match numeric::decode(payload) {
+            Some(Decoded::Scaled { value, dscale }) => self.add_scaled(g, value, dscale),
             Some(Decoded::TooWide) => {
                 self.counts[g] += 1;
                 self.wide.entry(g).or_default().push(payload.into());
@@ -297,6 +304,9 @@ impl NumericSums {
 pub struct Accumulator {
     transition: Transition,
     state: State,
+    /// For numeric sum/avg: the scale of an argument that arrives as scaled
+    /// integers (I64 columns) rather than numeric Datums.
+    arg_scale: Option<u16>,
 }
 
 /// PostgreSQL's float `<` (NaN equal to NaN and above every other value).
@@ -361,7 +371,12 @@ impl Accumulator {
             }
             Transition::SumNumeric | Transition::AvgNumeric => State::NumericSum(NumericSums::default()),
         };
-        Accumulator { transition, state }
+        Accumulator { transition, state, arg_scale: None }
+    }
+
+    /// Numeric sum/avg: I64 argument columns hold values scaled by `10^scale`.
+    pub fn set_arg_scale(&mut self, scale: u16) {
+        self.arg_scale = Some(scale);
     }
 
     pub fn transition(&self) -> Transition {
@@ -584,14 +599,23 @@ impl Accumulator {
                     }
                 }
             }
-            (State::NumericSum(sums), _) => {
-                let Values::Datum(v) = &col.values else { panic!("numeric sum over a by-value column") };
-                for (g, r) in live {
-                    if !sums.add(g, unsafe { varlena::bytes(v[r] as *const u8) }) {
-                        return Err(AggError::InvalidNumeric { row: r as RowIdx });
+            (State::NumericSum(sums), _) => match &col.values {
+                Values::Datum(v) => {
+                    for (g, r) in live {
+                        if !sums.add(g, unsafe { varlena::bytes(v[r] as *const u8) }) {
+                            return Err(AggError::InvalidNumeric { row: r as RowIdx });
+                        }
                     }
                 }
-            }
+                // numeric(p, s) values the child computed as scaled integers.
+                Values::I64(v) => {
+                    let scale = self.arg_scale.expect("the scale of a scaled numeric argument");
+                    for (g, r) in live {
+                        sums.add_scaled(g, v[r] as i128, scale);
+                    }
+                }
+                other => panic!("numeric sum over a {:?} column", other.phys_type()),
+            },
             (_, t) => unreachable!("state does not match transition {t:?}"),
         }
         Ok(())
@@ -774,6 +798,35 @@ mod tests {
         let mut c = Column::new(PhysType::Datum, 1);
         c.values.set_datum(0, junk.as_ptr() as usize);
         assert_eq!(run(Transition::SumNumeric, Some(&c), &[0]).1, Err(AggError::InvalidNumeric { row: 0 }));
+    }
+
+    #[test]
+    fn numeric_sums_of_scaled_integers_equal_sums_of_their_numerics() {
+        let xs: [i64; 5] = [12345, -5, 0, i64::MAX, i64::MAX];
+        let store: Vec<Vec<u8>> = xs.iter().map(|&x| numeric::encode(x as i128, 2)).collect();
+        let mut datums = Column::new(PhysType::Datum, xs.len());
+        let mut scaled = Column::new(PhysType::I64, xs.len());
+        for (i, (v, &x)) in store.iter().zip(&xs).enumerate() {
+            datums.values.set_datum(i, v.as_ptr() as usize);
+            scaled.values.set_datum(i, x as usize);
+        }
+        let groups = [0u32, 1, 0, 1, 1];
+        for t in [Transition::SumNumeric, Transition::AvgNumeric] {
+            let (a, r) = run(t, Some(&datums), &groups);
+            r.unwrap();
+            let mut b = Accumulator::new(t);
+            b.set_arg_scale(2);
+            b.ensure_groups(2);
+            unsafe { b.update(&groups, &[0, 1, 2, 3, 4], Some(&scaled)) }.unwrap();
+            for g in 0..2 {
+                assert_eq!(a.result(g), b.result(g), "{t:?} group {g}");
+            }
+        }
+        let mut b = Accumulator::new(Transition::SumNumeric);
+        b.set_arg_scale(2);
+        b.ensure_groups(2);
+        unsafe { b.update(&groups, &[0, 1, 2, 3, 4], Some(&scaled)) }.unwrap();
+        assert!(matches!(b.result(0), AggResult::NumericSum { value: 12345, dscale: 2, count: 2, .. }));
     }
 
     #[test]

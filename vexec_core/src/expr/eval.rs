@@ -138,6 +138,12 @@ pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kern
             text::length(*kind, &a, sel, &mut out)?;
             out
         }
+        VExpr::NumericToScaled { scale, arg } => {
+            let a = eval_plain(arg, CmpKind::Text, ctx, sel)?;
+            let mut out = Column::new(PhysType::I64, len);
+            kernels::numeric::to_scaled(&a, *scale, sel, &mut out)?;
+            out
+        }
         VExpr::Case { arms, otherwise, phys } => {
             let mut out = Column::new(*phys, len);
             let mut pending: Vec<RowIdx> = sel.to_vec();
@@ -389,6 +395,7 @@ pub fn fold_constants(e: VExpr) -> VExpr {
         }
         VExpr::Like { arg, pattern, negate } => VExpr::Like { arg: b(arg), pattern, negate },
         VExpr::Length { kind, arg } => VExpr::Length { kind, arg: b(arg) },
+        VExpr::NumericToScaled { scale, arg } => VExpr::NumericToScaled { scale, arg: b(arg) },
         VExpr::Case { arms, otherwise, phys } => VExpr::Case {
             arms: arms.into_iter().map(|(c, r)| (fold_constants(c), fold_constants(r))).collect(),
             otherwise: otherwise.map(b),
@@ -402,7 +409,8 @@ pub fn fold_constants(e: VExpr) -> VExpr {
     fold(e)
 }
 
-/// Evaluate an operand; for text kinds make the rows' varlenas plain first.
+/// Evaluate an operand; for text kinds (and numerics, read through the same
+/// path) make the rows' varlenas plain first.
 fn eval_plain(e: &VExpr, kind: CmpKind, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, KernelError> {
     let mut c = eval(e, ctx, sel)?;
     if matches!(kind, CmpKind::Text | CmpKind::Bpchar) {

@@ -204,6 +204,16 @@ pub enum VExpr {
         args: Vec<VExpr>,
         phys: PhysType,
     },
+    /// A numeric(p, s) value as an integer scaled by `10^scale` (I64). The
+    /// numeric kernels are integer kernels on such columns: + and - on
+    /// operands brought to one scale, * adding the scales, comparisons on
+    /// one scale. A value that is not finite, has another display scale or
+    /// does not fit is reported as a [`KernelError`], so PostgreSQL's
+    /// evaluator handles that batch.
+    NumericToScaled {
+        scale: u16,
+        arg: Box<VExpr>,
+    },
 }
 
 impl VExpr {
@@ -218,6 +228,7 @@ impl VExpr {
             VExpr::Date { op: DateOp::Diff, .. } => PhysType::I32,
             VExpr::Date { .. } => PhysType::I32,
             VExpr::Length { .. } => PhysType::I32,
+            VExpr::NumericToScaled { .. } => PhysType::I64,
             VExpr::Case { phys, .. } | VExpr::Coalesce { phys, .. } => *phys,
             VExpr::Cmp { .. }
             | VExpr::And(_)
@@ -241,6 +252,7 @@ impl VExpr {
             VExpr::Case { phys, .. } | VExpr::Coalesce { phys, .. } => *phys,
             VExpr::Column { .. } => PhysType::Datum,
             VExpr::Date { .. } | VExpr::Length { .. } => PhysType::I32,
+            VExpr::NumericToScaled { .. } => PhysType::I64,
             _ => PhysType::Bool,
         }
     }
@@ -260,7 +272,8 @@ impl VExpr {
             | VExpr::BoolTest { arg, .. }
             | VExpr::InSet { arg, .. }
             | VExpr::Like { arg, .. }
-            | VExpr::Length { arg, .. } => vec![arg],
+            | VExpr::Length { arg, .. }
+            | VExpr::NumericToScaled { arg, .. } => vec![arg],
             VExpr::And(args) | VExpr::Or(args) | VExpr::Coalesce { args, .. } => args.iter().collect(),
             VExpr::Case { arms, otherwise, .. } => {
                 arms.iter().flat_map(|(c, r)| [c, r]).chain(otherwise.as_deref()).collect()
@@ -283,7 +296,8 @@ impl VExpr {
             | VExpr::BoolTest { arg, .. }
             | VExpr::InSet { arg, .. }
             | VExpr::Like { arg, .. }
-            | VExpr::Length { arg, .. } => vec![arg],
+            | VExpr::Length { arg, .. }
+            | VExpr::NumericToScaled { arg, .. } => vec![arg],
             VExpr::And(args) | VExpr::Or(args) | VExpr::Coalesce { args, .. } => args.iter_mut().collect(),
             VExpr::Case { arms, otherwise, .. } => {
                 arms.iter_mut().flat_map(|(c, r)| [c, r]).chain(otherwise.as_deref_mut()).collect()

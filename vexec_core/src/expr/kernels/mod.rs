@@ -7,6 +7,7 @@ pub mod arith;
 pub mod cast;
 pub mod cmp;
 pub mod like;
+pub mod numeric;
 pub mod text;
 
 use crate::batch::{Column, RowIdx, Values};

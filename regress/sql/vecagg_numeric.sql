@@ -1,0 +1,87 @@
+-- Scaled numerics: numeric(p, s) columns with p <= 18 reach VecAgg's sum and
+-- avg, and numeric comparisons in quals, as integers scaled by 10^s, with
+-- +, -, * and negation as integer kernels. Results must be PostgreSQL's to
+-- the display scale; values that do not fit (NaN, products past int8) send
+-- their batch to PostgreSQL's evaluator. Uses vecagg's helpers.
+\set SHOW_CONTEXT never
+SET search_path = public;
+
+-- A lineitem-shaped table: numeric(15,2) money columns, char(1) flags.
+CREATE TABLE vli (id int, qty numeric(15,2), price numeric(15,2), disc numeric(15,2), tax numeric(15,2),
+                  flag char(1), status char(1), ship date, k int, big numeric(18,0), wide numeric(20,2), u numeric);
+INSERT INTO vli SELECT g,
+  CASE WHEN g % 97 = 0 THEN NULL ELSE 1 + g % 50 END,
+  CASE WHEN g % 89 = 0 THEN NULL ELSE round((900 + (g * 7919) % 104000) / 1.0 + (g % 100) / 100.0, 2) END,
+  CASE WHEN g % 83 = 0 THEN NULL ELSE (g % 11) / 100.0 END,
+  (g % 9) / 100.0,
+  CASE g % 3 WHEN 0 THEN 'A' WHEN 1 THEN 'N' ELSE 'R' END,
+  CASE WHEN g % 2 = 0 THEN 'F' ELSE 'O' END,
+  date '1992-01-01' + g % 2500,
+  g % 7 - 3,
+  CASE WHEN g % 5 = 0 THEN -900000000000000000 + g ELSE g::bigint * 1000003 END,
+  g * 1.25,
+  g / 8.0
+FROM generate_series(1, 6000) g;
+ANALYZE vli;
+
+-- TPC-H Q1's shape: every argument a scaled-integer kernel.
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF, VERBOSE)
+SELECT flag, status, sum(qty), sum(price), sum(price * (1 - disc)), sum(price * (1 - disc) * (1 + tax)),
+       avg(qty), avg(price), avg(disc), count(*)
+FROM vli WHERE ship <= date '1998-12-01' - 90 GROUP BY flag, status;
+RESET vexec.mode;
+SELECT agg_same($$SELECT flag, status, sum(qty), sum(price), sum(price * (1 - disc)),
+  sum(price * (1 - disc) * (1 + tax)), avg(qty), avg(price), avg(disc), count(*)
+  FROM vli WHERE ship <= date '1998-12-01' - 90 GROUP BY flag, status$$);
+SELECT agg_same($$SELECT sum(qty), sum(price * (1 - disc)), avg(price * (1 - disc) * (1 + tax)), count(qty) FROM vli$$);
+
+-- TPC-H Q6's shape: numeric comparisons in the quals are kernels too.
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT sum(price * disc) FROM vli
+  WHERE ship >= date '1994-01-01' AND disc BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 AND qty < 24;
+RESET vexec.mode;
+SELECT agg_same($$SELECT sum(price * disc), count(*) FROM vli
+  WHERE ship >= date '1994-01-01' AND disc BETWEEN 0.06 - 0.01 AND 0.06 + 0.01 AND qty < 24$$);
+SELECT agg_same($$SELECT count(*) FROM vli WHERE price = 7919.01 OR price <> price OR -qty > -2 OR qty * 2 >= 99.5$$);
+SELECT agg_same($$SELECT count(*) FROM vli WHERE disc IS DISTINCT FROM 0.05 AND price + 0.005 > 50000$$);
+
+-- Scales: constants at their own display scale (1.5, 0.001, -2), integers
+-- at scale 0, + and - at the larger scale, * adding them, negation.
+SELECT agg_same($$SELECT k, sum(qty + 1.5), sum(disc - 0.001), sum(-price), sum(k * price), sum(k::numeric - qty),
+  avg(qty * -2), sum(price * 0), sum(disc * disc * disc) FROM vli GROUP BY k$$);
+SELECT agg_same($$SELECT sum(big), avg(big), sum(big + 1), sum(qty * 1000000000000) FROM vli$$);
+
+-- Values that do not fit an int8 at their scale: a product past int8, a sum
+-- whose scaling overflows, a column past 18 digits, unconstrained numeric.
+SELECT agg_same($$SELECT sum(big * 20), sum(big * big), sum(big + 0.5), avg(big * qty) FROM vli$$);
+SELECT agg_same($$SELECT k, sum(big * big) FROM vli GROUP BY k$$);
+SELECT agg_same($$SELECT sum(wide), sum(wide * 2), sum(u), sum(u * 2), avg(u + qty) FROM vli$$);
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT sum(wide * 2), sum(u * 2), sum(qty * 2) FROM vli;
+RESET vexec.mode;
+
+-- NaN is a numeric(15,2) value too: its batch goes to PostgreSQL's evaluator.
+CREATE TABLE vnan (LIKE vli);
+INSERT INTO vnan SELECT * FROM vli WHERE id <= 3000;
+UPDATE vnan SET price = 'NaN' WHERE id = 1500;
+SELECT agg_same($$SELECT flag, sum(price), avg(price * (1 - disc)), count(*) FROM vnan GROUP BY flag$$);
+SELECT agg_same($$SELECT count(*), sum(qty) FROM vnan WHERE price > 100000$$);
+
+-- A column both summed and compared by min/max stays numeric for both.
+SELECT agg_same($$SELECT sum(price), min(price), max(price * 2), count(price) FROM vli$$);
+-- sum with FILTER over a scaled argument; the FILTER stays a boolean column.
+SELECT agg_same($$SELECT sum(qty) FILTER (WHERE k > 0), sum(price) FROM vli$$);
+
+-- Spill: scaled arguments are written to the files as numerics.
+SET work_mem = '64kB';
+SET vexec.mode = force;
+SELECT vecagg_spilled($$SELECT id % 3000, sum(price * disc), avg(qty) FROM vli GROUP BY 1$$) AS spilled;
+RESET vexec.mode;
+SELECT agg_same($$SELECT id % 3000, sum(price * disc), avg(qty), count(*) FROM vli GROUP BY 1$$);
+SELECT agg_same($$SELECT id % 2999, sum(price), sum(big * big) FROM vnan GROUP BY 1$$);
+RESET work_mem;
+
+-- Errors inside a transition are unchanged: a numeric sum over a division
+-- by zero raises it, whichever kernels run around it.
+SELECT agg_same($$SELECT sum(price / (k + 3 - 3)) FROM vli$$);
