@@ -29,11 +29,11 @@ SET vexec.mode = force;
 EXPLAIN (COSTS OFF, VERBOSE)
 SELECT flag, status, sum(qty), sum(price), sum(price * (1 - disc)), sum(price * (1 - disc) * (1 + tax)),
        avg(qty), avg(price), avg(disc), count(*)
-FROM vli WHERE ship <= date '1998-12-01' - 90 GROUP BY flag, status;
+FROM vli WHERE ship <= date '1998-12-01' - interval '90' day GROUP BY flag, status;
 RESET vexec.mode;
 SELECT agg_same($$SELECT flag, status, sum(qty), sum(price), sum(price * (1 - disc)),
   sum(price * (1 - disc) * (1 + tax)), avg(qty), avg(price), avg(disc), count(*)
-  FROM vli WHERE ship <= date '1998-12-01' - 90 GROUP BY flag, status$$);
+  FROM vli WHERE ship <= date '1998-12-01' - interval '90' day GROUP BY flag, status$$);
 SELECT agg_same($$SELECT sum(qty), sum(price * (1 - disc)), avg(price * (1 - disc) * (1 + tax)), count(qty) FROM vli$$);
 
 -- TPC-H Q6's shape: numeric comparisons in the quals are kernels too.

@@ -111,6 +111,20 @@ SELECT same($$SELECT d - date '2000-01-01' FROM vs$$);
 SELECT same($$SELECT d + 2147483000 FROM vs$$);
 SELECT same($$SELECT id FROM vs WHERE ts > '2001-06-01' AND tz < '2001-09-01 00:00+00'$$);
 SELECT same($$SELECT id FROM vs WHERE ts = 'infinity'$$);
+-- date against timestamp: days to microseconds; a date past the timestamp
+-- range compares above every finite timestamp and below infinity.
+SELECT same($$SELECT id FROM vs WHERE d <= date '2001-12-01' - interval '90' day$$);
+SELECT same($$SELECT id FROM vs WHERE ts > d AND d <> ts AND ts >= d$$);
+SELECT same($$SELECT id, d::timestamp = ts, d < timestamp 'infinity', timestamp '-infinity' < d FROM vs WHERE id > 10$$);
+CREATE TABLE vdt (d date, t timestamp);
+INSERT INTO vdt SELECT d, t FROM (VALUES (date '5874897-12-31'), (date '294276-12-31'), (date '294277-01-01'),
+  ('infinity'), ('-infinity'), (NULL), ('2000-01-01')) x(d),
+  (VALUES (timestamp 'infinity'), (timestamp '294276-12-31 23:59:59'), (timestamp '-infinity'), (NULL),
+  ('2000-01-01 00:00:00'), ('1999-12-31 23:59:59.999999')) y(t);
+SELECT same($$SELECT d, t, d > t, d <= t, t = d, t <> d, t >= d FROM vdt$$);
+SELECT same($$SELECT d, t FROM vdt WHERE d < t OR t < d$$);
+SELECT same($$SELECT d::timestamp FROM vdt WHERE d < '294277-01-01' OR d = 'infinity'$$);
+SELECT same($$SELECT d::timestamp FROM vdt$$);
 -- Booleans and three-valued logic.
 SELECT same($$SELECT id FROM vs WHERE bo$$);
 SELECT same($$SELECT id FROM vs WHERE NOT bo$$);

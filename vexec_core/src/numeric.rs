@@ -297,32 +297,45 @@ pub fn decode_scaled_i64(payload: &[u8], scale: u16) -> Option<i64> {
     }
     let body = &payload[at..];
     let n = body.len() / 2;
-    // Nine base-10,000 digits are 36 decimal digits: an i128 holds them.
-    if body.len() % 2 != 0 || n > 9 {
+    // Four base-10,000 digits are 16 decimal digits: an i64 holds them
+    // (a value needing more digits than that at scale <= 18 is rare; the
+    // caller falls back).
+    if body.len() % 2 != 0 || n > 4 {
         return None;
     }
-    let mut acc: i128 = 0;
+    let mut acc: i64 = 0;
     for d in body.chunks_exact(2) {
         let d = i16::from_le_bytes([d[0], d[1]]);
         if !(0..NBASE as i16).contains(&d) {
             return None;
         }
-        acc = acc * NBASE + d as i128;
+        acc = acc * NBASE as i64 + d as i64;
     }
     // The last digit is worth 10^(4 * (weight - n + 1)); in units of 10^-scale:
     let exp = 4 * (weight - n as i32 + 1) + scale as i32;
     let magnitude = if exp >= 0 {
-        acc.checked_mul(pow10(exp as u32)?)?
+        acc.checked_mul(*POW10_I64.get(exp as usize)?)?
     } else {
         // Digits below the display scale are zero in a stored numeric.
-        let p = pow10((-exp) as u32)?;
+        let p = *POW10_I64.get((-exp) as usize)?;
         if acc % p != 0 {
             return None;
         }
         acc / p
     };
-    i64::try_from(if negative { -magnitude } else { magnitude }).ok()
+    Some(if negative { -magnitude } else { magnitude })
 }
+
+/// `10^n` for n <= 18.
+const POW10_I64: [i64; 19] = {
+    let mut t = [1i64; 19];
+    let mut i = 1;
+    while i < 19 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
 
 /// A complete numeric varlena (4-byte header), as PostgreSQL builds one in memory.
 pub fn encode(value: i128, dscale: u16) -> Vec<u8> {
@@ -396,6 +409,9 @@ mod tests {
         assert_eq!(decode_scaled_i64(&encode_payload(big, 0), 0), Some(big as i64));
         assert_eq!(decode_scaled_i64(&encode_payload(10i128.pow(19), 0), 0), None);
         assert_eq!(decode_scaled_i64(&encode_payload(-(10i128.pow(18)), 0), 0), Some(-(10i64.pow(18))));
+        let p = encode_payload(123_456_789_012_345_678, 2); // five base-10,000 digits
+        assert_eq!(decode_scaled_i64(&p, 2), None);
+        assert_eq!(decode_scaled_i64(&encode_payload(-1, 18), 18), Some(-1));
         for s in [Special::NaN, Special::PosInfinity, Special::NegInfinity] {
             assert_eq!(decode_scaled_i64(&encode_special(s), 0), None);
         }

@@ -94,6 +94,10 @@ enum Kernel {
     NumericNeg,
     /// integer to numeric.
     NumericFromInt,
+    /// date compared with timestamp (`date_left`: the date is the left operand).
+    DateTimestampCmp(CmpOp, bool),
+    /// timestamp(date).
+    DateToTimestamp,
 }
 
 /// The kernel bound to a function OID.
@@ -128,6 +132,19 @@ fn kernel_for(funcid: u32) -> Option<Kernel> {
         F_DATE_LE => cmp(Le, Family::Date),
         F_DATE_GT => cmp(Gt, Family::Date),
         F_DATE_GE => cmp(Ge, Family::Date),
+        F_DATE_EQ_TIMESTAMP => Some(Kernel::DateTimestampCmp(Eq, true)),
+        F_DATE_NE_TIMESTAMP => Some(Kernel::DateTimestampCmp(Ne, true)),
+        F_DATE_LT_TIMESTAMP => Some(Kernel::DateTimestampCmp(Lt, true)),
+        F_DATE_LE_TIMESTAMP => Some(Kernel::DateTimestampCmp(Le, true)),
+        F_DATE_GT_TIMESTAMP => Some(Kernel::DateTimestampCmp(Gt, true)),
+        F_DATE_GE_TIMESTAMP => Some(Kernel::DateTimestampCmp(Ge, true)),
+        F_TIMESTAMP_EQ_DATE => Some(Kernel::DateTimestampCmp(Eq, false)),
+        F_TIMESTAMP_NE_DATE => Some(Kernel::DateTimestampCmp(Ne, false)),
+        F_TIMESTAMP_LT_DATE => Some(Kernel::DateTimestampCmp(Lt, false)),
+        F_TIMESTAMP_LE_DATE => Some(Kernel::DateTimestampCmp(Le, false)),
+        F_TIMESTAMP_GT_DATE => Some(Kernel::DateTimestampCmp(Gt, false)),
+        F_TIMESTAMP_GE_DATE => Some(Kernel::DateTimestampCmp(Ge, false)),
+        F_TIMESTAMP_DATE => Some(Kernel::DateToTimestamp),
         F_TIMESTAMP_EQ | F_TIMESTAMPTZ_EQ => cmp(Eq, Family::Timestamp),
         F_TIMESTAMP_NE | F_TIMESTAMPTZ_NE => cmp(Ne, Family::Timestamp),
         F_TIMESTAMP_LT | F_TIMESTAMPTZ_LT => cmp(Lt, Family::Timestamp),
@@ -682,6 +699,38 @@ impl Compiler {
                         k => k,
                     };
                     Some(Typed { e: VExpr::Length { kind, arg: Box::new(arg.e) }, typid: pg_sys::INT4OID })
+                }
+                Kernel::DateTimestampCmp(op, date_left) => {
+                    let mut it = list_ptrs::<pg_sys::Node>(args);
+                    let (a, b) = (self.node(it.next()?)?, self.node(it.next()?)?);
+                    let (d, t) = if date_left { (a, b) } else { (b, a) };
+                    if d.typid != pg_sys::DATEOID || t.typid != pg_sys::TIMESTAMPOID {
+                        return None;
+                    }
+                    let d = VExpr::Cast {
+                        op: CastOp::DateToTimestampForCmp,
+                        to: PhysType::I64,
+                        arg: Box::new(d.e),
+                    };
+                    let (l, r) = if date_left { (d, t.e) } else { (t.e, d) };
+                    Some(Typed {
+                        e: VExpr::Cmp { op, kind: CmpKind::Native, left: Box::new(l), right: Box::new(r) },
+                        typid: pg_sys::BOOLOID,
+                    })
+                }
+                Kernel::DateToTimestamp => {
+                    let arg = self.node(list_ptrs::<pg_sys::Node>(args).next()?)?;
+                    if arg.typid != pg_sys::DATEOID || result != pg_sys::TIMESTAMPOID {
+                        return None;
+                    }
+                    Some(Typed {
+                        e: VExpr::Cast {
+                            op: CastOp::DateToTimestamp,
+                            to: PhysType::I64,
+                            arg: Box::new(arg.e),
+                        },
+                        typid: pg_sys::TIMESTAMPOID,
+                    })
                 }
                 // A numeric result is a scaled integer, not a numeric Datum:
                 // only comparisons (and consumers that ask, `compile_scaled`) take it.

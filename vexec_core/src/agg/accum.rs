@@ -240,6 +240,13 @@ impl NumericSums {
     #[inline]
     fn add_scaled(&mut self, g: usize, value: i128, dscale: u16) {
         self.counts[g] += 1;
+        if dscale == self.scales[g] {
+            // The common case: values of one numeric(p, s) column.
+            if let Some(s) = self.sums[g].checked_add(value) {
+                self.sums[g] = s;
+                return;
+            }
+        }
         if dscale > self.scales[g] {
             let k = dscale - self.scales[g];
             match numeric::rescale(self.sums[g], k) {

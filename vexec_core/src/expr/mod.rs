@@ -72,6 +72,15 @@ pub enum CastOp {
     FloatToInt,
     /// float4 <-> float8 (narrowing checks overflow and underflow).
     FloatToFloat,
+    /// date to timestamp (`date2timestamp`): days to microseconds, the
+    /// infinities to the infinities; a date past the timestamp range is
+    /// reported (PostgreSQL raises "date out of range for timestamp").
+    DateToTimestamp,
+    /// date to timestamp for a comparison with a timestamp
+    /// (`date_cmp_timestamp`): a date past the timestamp range compares
+    /// above every finite timestamp and below infinity, so it becomes
+    /// `i64::MAX - 1`. Never reports.
+    DateToTimestampForCmp,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

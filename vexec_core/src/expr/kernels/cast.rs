@@ -100,9 +100,36 @@ pub fn cast(op: CastOp, arg: &Column, sel: &[RowIdx], out: &mut Column) -> Resul
                 (Values::F32(a), Values::F32(o)) => o[i] = a[i],
                 (a, o) => panic!("float cast from {:?} into {:?}", a.phys_type(), o.phys_type()),
             },
+            CastOp::DateToTimestamp | CastOp::DateToTimestampForCmp => {
+                let (Values::I32(a), Values::I64(o)) = (&arg.values, &mut out.values) else {
+                    panic!("date to timestamp from {:?}", arg.values.phys_type())
+                };
+                o[i] = match date_to_timestamp(a[i]) {
+                    Some(t) => t,
+                    None if op == CastOp::DateToTimestampForCmp => i64::MAX - 1,
+                    None => return Err(fail),
+                };
+            }
         }
     }
     Ok(())
+}
+
+/// Microseconds per day.
+const USECS_PER_DAY: i64 = 86_400_000_000;
+/// The first date past the timestamp range, in days since 2000-01-01
+/// (TIMESTAMP_END_JULIAN - POSTGRES_EPOCH_JDATE).
+const TIMESTAMP_END_DAYS: i32 = 109_203_528 - 2_451_545;
+
+/// `date2timestamp`: None for a finite date past the timestamp range
+/// (dates and timestamps share their lower bound).
+pub fn date_to_timestamp(d: i32) -> Option<i64> {
+    match d {
+        i32::MIN => Some(i64::MIN),
+        i32::MAX => Some(i64::MAX),
+        d if d >= TIMESTAMP_END_DAYS => None,
+        d => Some(d as i64 * USECS_PER_DAY),
+    }
 }
 
 #[cfg(test)]
@@ -140,6 +167,20 @@ mod tests {
         assert!(cast(CastOp::FloatToInt, &col(Values::F64(vec![f64::NAN])), &[0], &mut out).is_err());
         let mut out8 = Column::new(PhysType::I64, 1);
         assert!(cast(CastOp::FloatToInt, &col(Values::F64(vec![9.3e18])), &[0], &mut out8).is_err());
+    }
+
+    #[test]
+    fn dates_to_timestamps_with_infinities_and_the_range_end() {
+        let dates = vec![0, -1, i32::MIN, i32::MAX, TIMESTAMP_END_DAYS - 1, TIMESTAMP_END_DAYS];
+        let mut out = Column::new(PhysType::I64, dates.len());
+        let c = col(Values::I32(dates));
+        cast(CastOp::DateToTimestampForCmp, &c, &full_selection(6), &mut out).unwrap();
+        assert_eq!(
+            out.values,
+            Values::I64(vec![0, -USECS_PER_DAY, i64::MIN, i64::MAX, 9_223_371_244_800_000_000, i64::MAX - 1])
+        );
+        assert!(cast(CastOp::DateToTimestamp, &c, &full_selection(5), &mut out).is_ok());
+        assert_eq!(cast(CastOp::DateToTimestamp, &c, &[5], &mut out), Err(KernelError { row: 5 }));
     }
 
     #[test]
