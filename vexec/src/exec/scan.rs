@@ -478,6 +478,7 @@ impl ScanState {
                 param_types: &self.program.param_types,
                 len: self.capacity,
                 host: &mut host,
+                scaled: Vec::new(),
             };
             let fallback_quals = self.program.quals.iter().any(|q| matches!(q, QualItem::Fallback));
             for (qi, q) in self.program.quals.iter().enumerate() {
@@ -507,6 +508,7 @@ impl ScanState {
             param_types: &self.program.param_types,
             len: self.capacity,
             host: &mut host,
+            scaled: Vec::new(),
         };
         self.out.clear();
         for t in &self.program.targets {

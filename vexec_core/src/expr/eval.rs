@@ -139,9 +139,24 @@ pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kern
             out
         }
         VExpr::NumericToScaled { scale, arg } => {
-            let a = eval_plain(arg, CmpKind::Text, ctx, sel)?;
             let mut out = Column::new(PhysType::I64, len);
-            kernels::numeric::to_scaled(&a, *scale, sel, &mut out)?;
+            let VExpr::Column { index } = **arg else {
+                let a = eval_plain(arg, CmpKind::Text, ctx, sel)?;
+                kernels::numeric::to_scaled(&a, *scale, sel, &mut out)?;
+                return Ok(out);
+            };
+            if let Some(m) = ctx.scaled.iter().find(|m| m.0 == index && m.1 == *scale && m.2 == sel) {
+                return Ok(m.3.clone());
+            }
+            // Read the input column in place unless a value needs detoasting.
+            let c = &ctx.inputs[index];
+            if plain_rows(c, sel) {
+                kernels::numeric::to_scaled(c, *scale, sel, &mut out)?;
+            } else {
+                let a = eval_plain(arg, CmpKind::Text, ctx, sel)?;
+                kernels::numeric::to_scaled(&a, *scale, sel, &mut out)?;
+            }
+            ctx.scaled.push((index, *scale, sel.to_vec(), out.clone()));
             out
         }
         VExpr::Case { arms, otherwise, phys } => {
@@ -367,7 +382,14 @@ pub fn fold_constants(e: VExpr) -> VExpr {
             return e;
         }
         let mut host = NoHost;
-        let mut ctx = EvalCtx { inputs: &[], params: &[], param_types: &[], len: 1, host: &mut host };
+        let mut ctx = EvalCtx {
+            inputs: &[],
+            params: &[],
+            param_types: &[],
+            len: 1,
+            host: &mut host,
+            scaled: Vec::new(),
+        };
         match eval(&e, &mut ctx, &[0]) {
             Ok(c) => {
                 VExpr::Const { value: c.is_valid(0).then(|| c.values.datum(0)), phys: c.values.phys_type() }
@@ -407,6 +429,16 @@ pub fn fold_constants(e: VExpr) -> VExpr {
         leaf => leaf,
     };
     fold(e)
+}
+
+/// Whether the valid values of rows `sel` of a by-reference column are
+/// plain varlenas (not compressed or out of line).
+fn plain_rows(c: &Column, sel: &[RowIdx]) -> bool {
+    let Values::Datum(v) = &c.values else { return true };
+    sel.iter().all(|&r| {
+        let i = r as usize;
+        !c.validity.get(i) || unsafe { varlena::is_plain(v[i] as *const u8) }
+    })
 }
 
 /// Evaluate an operand; for text kinds (and numerics, read through the same
@@ -518,10 +550,38 @@ mod tests {
         c
     }
 
+    #[test]
+    fn scaled_numerics_read_once_per_selection() {
+        let store: Vec<Vec<u8>> = [150i128, -25].iter().map(|&v| crate::numeric::encode(v, 2)).collect();
+        let mut col = Column::new(PhysType::Datum, 2);
+        store.iter().enumerate().for_each(|(i, v)| col.values.set_datum(i, v.as_ptr() as usize));
+        let inputs = [col];
+        let mut host = NoHost;
+        let mut ctx = EvalCtx {
+            inputs: &inputs,
+            params: &[],
+            param_types: &[],
+            len: 2,
+            host: &mut host,
+            scaled: Vec::new(),
+        };
+        let e = VExpr::NumericToScaled { scale: 2, arg: Box::new(VExpr::Column { index: 0 }) };
+        let first = eval(&e, &mut ctx, &[0]).unwrap();
+        assert_eq!(first.values.datum(0) as i64, 150);
+        // Another selection is read again, not served rows it lacks.
+        let both = eval(&e, &mut ctx, &[0, 1]).unwrap();
+        assert_eq!((both.values.datum(0) as i64, both.values.datum(1) as i64), (150, -25));
+        assert_eq!(ctx.scaled.len(), 2);
+        let again = eval(&e, &mut ctx, &[0, 1]).unwrap();
+        assert_eq!(again, both);
+        assert_eq!(ctx.scaled.len(), 2, "the same selection is served from the memo");
+    }
+
     fn run(e: &VExpr, inputs: &[Column]) -> Result<Vec<Option<i64>>, KernelError> {
         let len = inputs[0].len();
         let mut host = NoHost;
-        let mut ctx = EvalCtx { inputs, params: &[], param_types: &[], len, host: &mut host };
+        let mut ctx =
+            EvalCtx { inputs, params: &[], param_types: &[], len, host: &mut host, scaled: Vec::new() };
         let c = eval(e, &mut ctx, &full_selection(len))?;
         Ok((0..len).map(|i| c.is_valid(i).then(|| c.values.datum(i) as i64)).collect())
     }
@@ -539,7 +599,8 @@ mod tests {
     fn run_filter(e: &VExpr, inputs: &[Column]) -> Result<Vec<RowIdx>, KernelError> {
         let len = inputs[0].len();
         let mut host = NoHost;
-        let mut ctx = EvalCtx { inputs, params: &[], param_types: &[], len, host: &mut host };
+        let mut ctx =
+            EvalCtx { inputs, params: &[], param_types: &[], len, host: &mut host, scaled: Vec::new() };
         let mut sel = full_selection(len);
         filter(e, &mut ctx, &mut sel)?;
         Ok(sel)

@@ -364,6 +364,10 @@ pub struct EvalCtx<'a> {
     /// Rows in the batch (the length of every column).
     pub len: usize,
     pub host: &'a mut dyn Host,
+    /// Numeric columns already read as scaled integers in this evaluation:
+    /// (input column, scale, rows, result). TPC-H Q1 reads each of its
+    /// numeric columns into two or three aggregate arguments.
+    pub scaled: Vec<(usize, u16, Vec<RowIdx>, Column)>,
 }
 
 #[cfg(test)]
