@@ -31,7 +31,9 @@ use std::ptr;
 use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::agg::{Accumulator, AggError, AggResult, GroupTable, KeyKind, Transition, NO_GROUP};
+use vexec_core::agg::{
+    Accumulator, AggError, AggResult, GroupTable, KeyKind, TextOrder, Transition, NO_GROUP,
+};
 use vexec_core::batch::{Column, PhysType, RowIdx, Values};
 use vexec_core::spill::partition_of;
 
@@ -59,6 +61,8 @@ struct AggItem {
     /// numeric sum/avg whose argument the child computes as integers
     /// scaled by `10^scale` (I64 batch columns).
     arg_scale: Option<u16>,
+    /// text min/max under a collation other than C: its order.
+    collation: Option<pg_sys::Oid>,
 }
 
 #[derive(Default)]
@@ -197,15 +201,26 @@ unsafe extern "C-unwind" fn begin(
             .map(|te| pg_sys::exprType((*te).expr.cast()))
             .collect();
         let result_types = scan_types[nkeys..].iter().copied();
+        let aggrefs = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
+            .skip(nkeys)
+            .map(|te| (*te).expr as *mut pg_sys::Aggref);
         let items: Vec<AggItem> = spec
             .chunks_exact(3)
             .zip(result_types)
-            .map(|(s, result_type)| AggItem {
-                transition: Transition::from_code(s[0]).expect("a known transition code"),
-                arg: (s[1] >= 0).then_some(s[1] as usize),
-                filter: (s[2] >= 0).then_some(s[2] as usize),
-                result_type,
-                arg_scale: None,
+            .zip(aggrefs)
+            .map(|((s, result_type), aggref)| {
+                let transition = Transition::from_code(s[0]).expect("a known transition code");
+                let collid = (*aggref).inputcollid;
+                let by_collation = matches!(transition, Transition::MinMaxBytes { .. })
+                    && !crate::expr::compile::collation_allows(collid, false);
+                AggItem {
+                    transition,
+                    arg: (s[1] >= 0).then_some(s[1] as usize),
+                    filter: (s[2] >= 0).then_some(s[2] as usize),
+                    result_type,
+                    arg_scale: None,
+                    collation: by_collation.then_some(collid),
+                }
             })
             .collect();
         let mut items = items;
@@ -283,6 +298,9 @@ fn new_accumulators(items: &[AggItem], plain: bool) -> Vec<Accumulator> {
             let mut a = Accumulator::new(it.transition);
             if let Some(scale) = it.arg_scale {
                 a.set_arg_scale(scale);
+            }
+            if let Some(collid) = it.collation {
+                a.set_text_order(collation_order(collid));
             }
             if plain {
                 a.ensure_groups(1);
@@ -574,6 +592,18 @@ unsafe fn numeric_column(
         pg_sys::MemoryContextSwitchTo(old);
         out
     }
+}
+
+/// The order of collation `collid` as text_cmp has it: PostgreSQL's
+/// `varstr_cmp` (an ERROR it raises unwinds through the aggregate and is
+/// raised again at the node's boundary).
+fn collation_order(collid: pg_sys::Oid) -> TextOrder {
+    TextOrder(Box::new(move |a: &[u8], b: &[u8]| {
+        let r = unsafe {
+            pg_sys::varstr_cmp(a.as_ptr().cast(), a.len() as i32, b.as_ptr().cast(), b.len() as i32, collid)
+        };
+        r.cmp(&0)
+    }))
 }
 
 /// Whether a transition compares its argument's bytes.

@@ -149,9 +149,11 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
             }
             ("bool_and" | "every", [t]) if *t == BOOLOID => Some(Transition::MinMaxInt { max: false }),
             ("bool_or", [t]) if *t == BOOLOID => Some(Transition::MinMaxInt { max: true }),
+            // Under the C collation bytewise; under others through the
+            // collation's own order (exec/agg.rs).
             ("min" | "max", [t]) if *t == TEXTOID => {
-                if !crate::expr::compile::collation_allows(a.inputcollid, false) {
-                    return Err(format!("{name}(text) under a collation other than C"));
+                if a.inputcollid == pg_sys::InvalidOid {
+                    return Err(format!("{name}(text) without a collation"));
                 }
                 Some(Transition::MinMaxBytes { max: name == "max" })
             }

@@ -314,6 +314,19 @@ pub struct Accumulator {
     /// For numeric sum/avg: the scale of an argument that arrives as scaled
     /// integers (I64 columns) rather than numeric Datums.
     arg_scale: Option<u16>,
+    /// For text min/max: the collation's order (bytewise when None, which
+    /// is the C collation's).
+    order: Option<TextOrder>,
+}
+
+/// A collation's order of two strings, as `text_cmp` gives it (the host
+/// calls PostgreSQL's `varstr_cmp`).
+pub struct TextOrder(pub Box<dyn FnMut(&[u8], &[u8]) -> std::cmp::Ordering>);
+
+impl std::fmt::Debug for TextOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TextOrder")
+    }
 }
 
 /// PostgreSQL's float `<` (NaN equal to NaN and above every other value).
@@ -378,7 +391,12 @@ impl Accumulator {
             }
             Transition::SumNumeric | Transition::AvgNumeric => State::NumericSum(NumericSums::default()),
         };
-        Accumulator { transition, state, arg_scale: None }
+        Accumulator { transition, state, arg_scale: None, order: None }
+    }
+
+    /// Text min/max: compare with this collation order instead of bytewise.
+    pub fn set_text_order(&mut self, order: TextOrder) {
+        self.order = Some(order);
     }
 
     /// Numeric sum/avg: I64 argument columns hold values scaled by `10^scale`.
@@ -564,16 +582,24 @@ impl Accumulator {
                 let Values::Datum(v) = &col.values else { panic!("text min/max over a by-value column") };
                 for (g, r) in live {
                     let x = unsafe { varlena::bytes(v[r] as *const u8) };
+                    // text_larger keeps the state only when it is greater,
+                    // text_smaller only when it is smaller.
                     let replace = match &values[g] {
                         None => true,
                         Some(cur) => {
+                            let o = match &mut self.order {
+                                None => (**cur).cmp(x),
+                                Some(order) => (order.0)(cur, x),
+                            };
                             if max {
-                                **cur <= *x
+                                o.is_le()
                             } else {
-                                *x <= **cur
+                                o.is_ge()
                             }
                         }
                     };
+                    // The same bytes need no copy (strings that a
+                    // nondeterministic collation orders equal are copied).
                     if replace && values[g].as_deref() != Some(x) {
                         *bytes += x.len();
                         *bytes -= values[g].replace(x.into()).map_or(0, |old| old.len());
@@ -834,6 +860,29 @@ mod tests {
         b.ensure_groups(2);
         unsafe { b.update(&groups, &[0, 1, 2, 3, 4], Some(&scaled)) }.unwrap();
         assert!(matches!(b.result(0), AggResult::NumericSum { value: 12345, dscale: 2, count: 2, .. }));
+    }
+
+    #[test]
+    fn text_min_max_follow_the_collation_order_and_keep_the_later_of_equals() {
+        let words: Vec<Vec<u8>> =
+            ["b", "B", "a", "A"].iter().map(|w| varlena::make_4b(w.as_bytes())).collect();
+        let mut c = Column::new(PhysType::Datum, words.len());
+        words.iter().enumerate().for_each(|(i, w)| c.values.set_datum(i, w.as_ptr() as usize));
+        // A case-insensitive order: "a" = "A" < "b" = "B".
+        let ci =
+            || TextOrder(Box::new(|a: &[u8], b: &[u8]| a.to_ascii_lowercase().cmp(&b.to_ascii_lowercase())));
+        for (max, want) in [(false, &b"A"[..]), (true, &b"B"[..])] {
+            let mut a = Accumulator::new(Transition::MinMaxBytes { max });
+            a.set_text_order(ci());
+            a.ensure_groups(1);
+            unsafe { a.update(&[0; 4], &[0, 1, 2, 3], Some(&c)) }.unwrap();
+            assert_eq!(a.result(0), AggResult::Bytes(want), "max {max}");
+        }
+        // Bytewise (C): uppercase sorts first.
+        let (a, _) = run(Transition::MinMaxBytes { max: false }, Some(&c), &[0; 4]);
+        assert_eq!(a.result(0), AggResult::Bytes(b"A"));
+        let (a, _) = run(Transition::MinMaxBytes { max: true }, Some(&c), &[0; 4]);
+        assert_eq!(a.result(0), AggResult::Bytes(b"b"));
     }
 
     #[test]

@@ -5,5 +5,5 @@
 pub mod accum;
 pub mod groups;
 
-pub use accum::{Accumulator, AggError, AggResult, MomentsFinal, Transition};
+pub use accum::{Accumulator, AggError, AggResult, MomentsFinal, TextOrder, Transition};
 pub use groups::{GroupTable, KeyKind, NO_GROUP};
