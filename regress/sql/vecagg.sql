@@ -17,7 +17,8 @@ BEGIN
   EXCEPTION WHEN OTHERS THEN e_force := SQLSTATE || ': ' || SQLERRM; END;
   BEGIN EXECUTE 'EXPLAIN (COSTS OFF, FORMAT JSON) ' || q INTO plan;
   EXCEPTION WHEN OTHERS THEN plan := 'planning failed'; END;
-  vec := CASE WHEN plan LIKE '%"Custom Plan Provider": "VecAgg"%' THEN 'VecAgg'
+  vec := CASE WHEN plan LIKE '%"Custom Plan Provider": "VecAggFinalize"%' THEN 'parallel VecAgg'
+              WHEN plan LIKE '%"Custom Plan Provider": "VecAgg"%' THEN 'VecAgg'
               WHEN plan = 'planning failed' THEN 'error while planning' ELSE 'row Agg' END;
   PERFORM set_config('vexec.mode', 'off', true);
   IF e_off IS NOT NULL OR e_force IS NOT NULL THEN
@@ -126,7 +127,7 @@ SET vexec.mode = off;
 EXECUTE p(5000);
 RESET vexec.mode;
 DEALLOCATE p;
--- With parallel workers allowed (VecAgg itself runs in the leader).
+-- With parallel workers allowed: Partial VecAggs in the workers, a Finalize in the leader.
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;

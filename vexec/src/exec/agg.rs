@@ -104,6 +104,10 @@ struct Grouping {
 }
 
 pub struct AggState {
+    split: AggSplit,
+    /// Finalize: per child column, its physical type and, for a
+    /// by-reference type, its typlen (values are copied out of the slot).
+    row_types: Vec<(PhysType, Option<i16>)>,
     items: Vec<AggItem>,
     accs: Vec<Accumulator>,
     grouping: Option<Grouping>,
@@ -121,8 +125,43 @@ struct VecAggNode {
     state: *mut AggState,
 }
 
+/// Which part of an aggregation a VecAgg node does. PostgreSQL's parallel
+/// aggregation is Finalize Agg over Gather over Partial Agg; VecAgg's is
+/// the same shape with its own partial states (`Accumulator::serialize`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AggSplit {
+    /// The whole aggregation over a VecScan.
+    Serial = 0,
+    /// One participant's share: group keys and a bytea state per aggregate.
+    Partial = 1,
+    /// Combines the partial states read from a row child (Gather).
+    Finalize = 2,
+}
+
+impl AggSplit {
+    pub fn from_code(code: i32) -> AggSplit {
+        match code {
+            1 => AggSplit::Partial,
+            2 => AggSplit::Finalize,
+            _ => AggSplit::Serial,
+        }
+    }
+}
+
 static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(pg_sys::CustomScanMethods {
     CustomName: NAME.as_ptr(),
+    CreateCustomScanState: Some(create_state),
+});
+
+// Names of their own, so EXPLAIN can call them "Partial Vec Aggregate" and
+// "Finalize Vec Aggregate" as it calls PostgreSQL's nodes.
+static PARTIAL_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(pg_sys::CustomScanMethods {
+    CustomName: c"VecAggPartial".as_ptr(),
+    CreateCustomScanState: Some(create_state),
+});
+
+static FINALIZE_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(pg_sys::CustomScanMethods {
+    CustomName: c"VecAggFinalize".as_ptr(),
     CreateCustomScanState: Some(create_state),
 });
 
@@ -142,12 +181,18 @@ static EXEC_METHODS: SyncPtr<pg_sys::CustomExecMethods> = SyncPtr(pg_sys::Custom
     ExplainCustomScan: Some(explain),
 });
 
-pub fn scan_methods() -> *const pg_sys::CustomScanMethods {
-    &SCAN_METHODS.0
+pub fn scan_methods(split: AggSplit) -> *const pg_sys::CustomScanMethods {
+    match split {
+        AggSplit::Serial => &SCAN_METHODS.0,
+        AggSplit::Partial => &PARTIAL_METHODS.0,
+        AggSplit::Finalize => &FINALIZE_METHODS.0,
+    }
 }
 
 pub fn register() {
-    unsafe { pg_sys::RegisterCustomScanMethods(scan_methods()) };
+    for split in [AggSplit::Serial, AggSplit::Partial, AggSplit::Finalize] {
+        unsafe { pg_sys::RegisterCustomScanMethods(scan_methods(split)) };
+    }
 }
 
 #[pg_guard]
@@ -193,6 +238,8 @@ unsafe extern "C-unwind" fn begin(
         // keys, then the aggregates.
         let private: Vec<i32> =
             list_ptrs::<pg_sys::Integer>((*cscan).custom_private).skip(1).map(|i| (*i).ival).collect();
+        let split = AggSplit::from_code(private[0]);
+        let private = &private[1..];
         let nkeys = private[0] as usize;
         let kinds: Vec<KeyKind> =
             private[1..=nkeys].iter().map(|&c| KeyKind::from_code(c).expect("a known key kind")).collect();
@@ -224,7 +271,18 @@ unsafe extern "C-unwind" fn begin(
             })
             .collect();
         let mut items = items;
-        let scaled = request_scaled_args(child, nkeys, &mut items);
+        let scaled = match split {
+            AggSplit::Finalize => vec![],
+            _ => request_scaled_args(child, nkeys, &mut items),
+        };
+        let child_tlist = (*(*child).ss.ps.plan).targetlist;
+        let row_types = list_ptrs::<pg_sys::TargetEntry>(child_tlist)
+            .map(|te| {
+                let typid = pg_sys::exprType((*te).expr.cast());
+                let phys = crate::expr::compile::phys_of(typid).0;
+                (phys, (!pg_sys::get_typbyval(typid)).then(|| pg_sys::get_typlen(typid)))
+            })
+            .collect();
         let grouping = (nkeys > 0).then(|| {
             let child_tlist = (*(*child).ss.ps.plan).targetlist;
             let ncols = (*child_tlist).length as usize;
@@ -234,8 +292,10 @@ unsafe extern "C-unwind" fn begin(
                 .map(|c| {
                     c < nkeys
                         || items.iter().any(|it| {
-                            (it.arg == Some(c) && it.transition != Transition::CountValues)
-                                || it.filter == Some(c)
+                            // (A Finalize reads count(x)'s partial count too.)
+                            let counted_only =
+                                it.transition == Transition::CountValues && split != AggSplit::Finalize;
+                            (it.arg == Some(c) && !counted_only) || it.filter == Some(c)
                         })
                 })
                 .collect::<Vec<bool>>();
@@ -264,6 +324,8 @@ unsafe extern "C-unwind" fn begin(
         });
         let accs = new_accumulators(&items, grouping.is_none());
         let st = Box::new(AggState {
+            split,
+            row_types,
             items,
             accs,
             grouping,
@@ -314,6 +376,9 @@ impl AggState {
     /// Feed every batch of the child to the accumulators.
     unsafe fn consume(&mut self) {
         unsafe {
+            if self.split == AggSplit::Finalize {
+                return self.consume_rows();
+            }
             let per_batch = (*self.econtext).ecxt_per_tuple_memory;
             let mut groups: Vec<u32> = Vec::new();
             loop {
@@ -322,21 +387,79 @@ impl AggState {
                 self.stats.batches += 1;
                 self.stats.rows += batch.rows.len() as u64;
                 pg_sys::MemoryContextReset(per_batch);
-                // Kernels, keys and files read the bytes of these columns:
-                // detoast them in this node's per-batch memory.
-                for c in 0..batch.columns.len() {
-                    if self.reads_bytes(c) {
-                        let col = &mut batch.columns[c];
-                        let Values::Datum(v) = &mut col.values else { continue };
-                        let values = v.as_mut_ptr();
-                        let validity = col.validity.as_bytes().as_ptr();
-                        let rows = &batch.rows;
-                        let old = pg_sys::MemoryContextSwitchTo(per_batch);
-                        guarded(|| shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()));
-                        pg_sys::MemoryContextSwitchTo(old);
-                    }
-                }
+                self.detoast(&mut batch.columns, &batch.rows);
                 self.feed(&batch.columns, &batch.rows, &mut groups);
+            }
+            self.input_done();
+        }
+    }
+
+    /// Kernels, keys and files read the bytes of some columns: detoast
+    /// them in this node's per-batch memory.
+    unsafe fn detoast(&self, columns: &mut [Column], rows: &[RowIdx]) {
+        let per_batch = unsafe { (*self.econtext).ecxt_per_tuple_memory };
+        for (c, col) in columns.iter_mut().enumerate() {
+            if !self.reads_bytes(c) {
+                continue;
+            }
+            let Values::Datum(v) = &mut col.values else { continue };
+            let values = v.as_mut_ptr();
+            let validity = col.validity.as_bytes().as_ptr();
+            let old = unsafe { pg_sys::MemoryContextSwitchTo(per_batch) };
+            guarded(|| unsafe { shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()) });
+            unsafe { pg_sys::MemoryContextSwitchTo(old) };
+        }
+    }
+
+    /// Finalize: read the child's rows (group keys and partial states) a
+    /// batch at a time and combine them. Values are copied out of the slot
+    /// into the per-batch memory, since the next row replaces them.
+    unsafe fn consume_rows(&mut self) {
+        unsafe {
+            let child = self.child as *mut pg_sys::PlanState;
+            let per_batch = (*self.econtext).ecxt_per_tuple_memory;
+            let ncols = self.row_types.len();
+            let mut groups: Vec<u32> = Vec::new();
+            let mut done = false;
+            while !done {
+                check_for_interrupts!();
+                pg_sys::MemoryContextReset(per_batch);
+                let mut columns: Vec<Column> = self
+                    .row_types
+                    .iter()
+                    .map(|&(t, _)| Column::new(t, vexec_core::batch::BATCH_CAPACITY))
+                    .collect();
+                let mut n = 0;
+                while n < vexec_core::batch::BATCH_CAPACITY {
+                    let slot = pg_sys::ExecProcNode(child);
+                    if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+                        done = true;
+                        break;
+                    }
+                    pg_sys::slot_getsomeattrs(slot, ncols as i32);
+                    let old = pg_sys::MemoryContextSwitchTo(per_batch);
+                    for (c, col) in columns.iter_mut().enumerate() {
+                        if *(*slot).tts_isnull.add(c) {
+                            col.validity.set(n, false);
+                            continue;
+                        }
+                        let mut d = *(*slot).tts_values.add(c);
+                        if let Some(typlen) = self.row_types[c].1 {
+                            d = pg_sys::datumCopy(d, false, typlen as i32);
+                        }
+                        col.values.set_datum(n, d.value());
+                    }
+                    pg_sys::MemoryContextSwitchTo(old);
+                    n += 1;
+                }
+                if n == 0 {
+                    break;
+                }
+                let rows: Vec<RowIdx> = (0..n as RowIdx).collect();
+                self.stats.batches += 1;
+                self.stats.rows += n as u64;
+                self.detoast(&mut columns, &rows);
+                self.feed(&columns, &rows, &mut groups);
             }
             self.input_done();
         }
@@ -346,6 +469,9 @@ impl AggState {
     /// text min/max arguments (whose bytes are compared) and, when a
     /// hashed aggregate spills, every by-reference column it writes.
     fn reads_bytes(&self, c: usize) -> bool {
+        if self.split == AggSplit::Finalize && self.items.iter().any(|it| it.arg == Some(c)) {
+            return true; // partial states
+        }
         match &self.grouping {
             Some(g) => g.spill_values[c],
             None => self.items.iter().any(|it| it.arg == Some(c) && reads_arg_bytes(it.transition)),
@@ -450,13 +576,24 @@ impl AggState {
                         (&f_groups[..], &f_rows[..])
                     }
                 };
-                match acc.update(groups, rows, arg) {
+                let outcome = match (self.split, arg) {
+                    (AggSplit::Finalize, Some(states)) => acc.combine(groups, rows, states),
+                    _ => acc.update(groups, rows, arg),
+                };
+                match outcome {
                     Ok(()) => {}
                     Err(AggError::FloatOverflow { .. }) => {
                         ereport!(
                             ERROR,
                             PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
                             "value out of range: overflow"
+                        );
+                    }
+                    Err(AggError::InvalidState { .. }) => {
+                        ereport!(
+                            ERROR,
+                            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                            "a partial aggregate state of VecAgg does not read back"
                         );
                     }
                     Err(AggError::InvalidNumeric { .. }) => {
@@ -754,8 +891,14 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
                     col += 1;
                 }
             }
+            let mut state = Vec::new();
             for (item, acc) in st.items.iter().zip(&st.accs) {
-                let d = result_datum(acc.result(group), item.result_type);
+                let d = if st.split == AggSplit::Partial {
+                    acc.serialize(group, &mut state);
+                    Some(palloc_varlena(&state))
+                } else {
+                    result_datum(acc.result(group), item.result_type)
+                };
                 *(*slot).tts_values.add(col) = pg_sys::Datum::from(d.unwrap_or(0));
                 *(*slot).tts_isnull.add(col) = d.is_none();
                 col += 1;

@@ -28,6 +28,7 @@ use vexec_core::report::{Alternative, Verdict};
 
 use super::cost;
 use super::report;
+pub use crate::exec::agg::AggSplit;
 use crate::pgutil::list_ptrs;
 use crate::settings::{self, Mode};
 
@@ -83,7 +84,12 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
         if !a.aggorder.is_null() {
             return Err(format!("ORDER BY inside aggregate {name}"));
         }
-        if a.agglevelsup != 0 || a.aggsplit != pg_sys::AggSplit::AGGSPLIT_SIMPLE {
+        // (INITIAL_SERIAL: the aggregates of our own Partial VecAgg.)
+        let split_ok = matches!(
+            a.aggsplit,
+            pg_sys::AggSplit::AGGSPLIT_SIMPLE | pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL
+        );
+        if a.agglevelsup != 0 || !split_ok {
             return Err(format!("aggregate {name} of an outer query or split"));
         }
         if pg_sys::get_func_namespace(a.aggfnoid) != pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE) {
@@ -415,14 +421,18 @@ unsafe fn consider(
         let child_rows = (*child).path.rows;
         let row_cost =
             list_ptrs::<pg_sys::Path>((*output_rel).pathlist).map(|p| (*p).total_cost).reduce(f64::min);
+        // PostgreSQL's estimate of the groups, as its own paths carry it.
+        let groups = if keys.is_empty() {
+            1.0
+        } else {
+            list_ptrs::<pg_sys::Path>((*output_rel).pathlist)
+                .map(|p| (*p).rows)
+                .next()
+                .unwrap_or((child_rows / 10.0).max(1.0))
+        };
         let c = if keys.is_empty() {
             cost::plain_agg(&(*child).path, aggs.len())
         } else {
-            // PostgreSQL's estimate of the groups, as its own paths carry it.
-            let groups = list_ptrs::<pg_sys::Path>((*output_rel).pathlist)
-                .map(|p| (*p).rows)
-                .next()
-                .unwrap_or((child_rows / 10.0).max(1.0));
             cost::hashed_agg(&(*child).path, aggs.len(), keys.len(), groups, (*target).width)
         };
 
@@ -446,6 +456,8 @@ unsafe fn consider(
         (*cp).custom_private = pg_sys::lappend((*cp).custom_private, having.cast());
         (*cp).custom_private = pg_sys::lappend((*cp).custom_private, key_list.cast());
         (*cp).custom_private = pg_sys::lappend((*cp).custom_private, kind_list.cast());
+        (*cp).custom_private =
+            pg_sys::lappend((*cp).custom_private, pg_sys::makeInteger(AggSplit::Serial as i32).cast());
         (*cp).methods = &PATH_METHODS.0;
 
         let mut details =
@@ -474,8 +486,153 @@ unsafe fn consider(
                 }
                 pg_sys::add_path(output_rel, cp.cast());
                 report::record_candidate(alt, id, "another path was cheaper");
+                let parallel =
+                    Parallel { keys: &keys, aggs: &aggs, columns: &columns, groups, key_list, kind_list };
+                match consider_parallel(root, input_rel, output_rel, extra, &parallel, args) {
+                    Ok(None) => {}
+                    Ok(Some(alt)) => report::record_candidate(alt.0, alt.1, "another path was cheaper"),
+                    Err(why) => report::record(alternative(
+                        &format!("{kind} (parallel)"),
+                        Verdict::NotPossible(why),
+                        None,
+                        None,
+                        vec![],
+                    )),
+                }
             }
         }
+    }
+}
+
+/// What the serial VecAgg path was built from, for its parallel twin.
+struct Parallel<'a> {
+    keys: &'a [(*mut pg_sys::Node, KeyKind)],
+    aggs: &'a [*mut pg_sys::Aggref],
+    /// The child's output: the keys, then the aggregates' arguments and FILTERs.
+    columns: &'a [*mut pg_sys::Node],
+    groups: f64,
+    key_list: *mut pg_sys::List,
+    kind_list: *mut pg_sys::List,
+}
+
+/// Parallel aggregation: a Finalize VecAgg over a Gather over a Partial
+/// VecAgg over a parallel VecScan. PostgreSQL calls no hook for partial
+/// aggregation, so the three paths are built here: each worker (and the
+/// leader) aggregates its share of the pages into partial states (bytea
+/// columns, one per aggregate, exprs of the partial target are the
+/// aggregates marked AGGSPLIT_INITIAL_SERIAL as PostgreSQL marks its own),
+/// and the Finalize VecAgg combines them by group. Returns the alternative
+/// to record with its id, None when the input has no parallel scan (so no
+/// parallel plan to compare with), or why there is none.
+unsafe fn consider_parallel(
+    root: *mut pg_sys::PlannerInfo,
+    input_rel: *mut pg_sys::RelOptInfo,
+    output_rel: *mut pg_sys::RelOptInfo,
+    extra: *mut pg_sys::GroupPathExtraData,
+    p: &Parallel<'_>,
+    child_target: *mut pg_sys::PathTarget,
+) -> Result<Option<(Alternative, u32)>, String> {
+    unsafe {
+        let Some(pscan) = report::partial_scan_path_of(input_rel) else { return Ok(None) };
+        if !(*output_rel).consider_parallel {
+            return Err("the query is not parallel safe".into());
+        }
+        if let Some(&a) = p.aggs.iter().find(|&&a| !transition_of(a).is_ok_and(|t| t.combines())) {
+            let name = CStr::from_ptr(pg_sys::get_func_name((*a).aggfnoid)).to_string_lossy().into_owned();
+            return Err(format!("{name}(DISTINCT) has no partial state"));
+        }
+        if p.columns.iter().any(|&e| !pg_sys::is_parallel_safe(root, e)) {
+            return Err("a group key or argument is not parallel safe".into());
+        }
+        let workers = (*pscan).path.parallel_workers;
+
+        // Partial VecAgg over a copy of the parallel VecScan.
+        let child = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        std::ptr::copy_nonoverlapping(pscan, child, 1);
+        (*child).path.pathtarget = child_target;
+        let ptarget = pg_sys::create_empty_pathtarget();
+        for &(e, _) in p.keys {
+            pg_sys::add_column_to_pathtarget(ptarget, e.cast(), 0);
+        }
+        for &a in p.aggs {
+            let pa = pg_sys::copyObjectImpl(a.cast()) as *mut pg_sys::Aggref;
+            (*pa).aggsplit = pg_sys::AggSplit::AGGSPLIT_INITIAL_SERIAL;
+            (*pa).aggtype = pg_sys::BYTEAOID;
+            pg_sys::add_column_to_pathtarget(ptarget, pa.cast(), 0);
+        }
+        pg_sys::set_pathtarget_cost_width(root, ptarget);
+        let naggs = p.aggs.len();
+        let child_rows = (*child).path.rows;
+        let pc = if p.keys.is_empty() {
+            cost::plain_agg(&(*child).path, naggs)
+        } else {
+            let groups = p.groups.min(child_rows).max(1.0);
+            cost::hashed_agg(&(*child).path, naggs, p.keys.len(), groups, (*ptarget).width)
+        };
+        let id = report::next_id();
+        let private = |having: *mut pg_sys::Node, split: AggSplit| {
+            let mut l = pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id as i32).cast());
+            l = pg_sys::lappend(l, having.cast());
+            l = pg_sys::lappend(l, p.key_list.cast());
+            l = pg_sys::lappend(l, p.kind_list.cast());
+            pg_sys::lappend(l, pg_sys::makeInteger(split as i32).cast())
+        };
+        let partial = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        let pp = &mut (*partial).path;
+        pp.type_ = pg_sys::NodeTag::T_CustomPath;
+        pp.pathtype = pg_sys::NodeTag::T_CustomScan;
+        pp.parent = output_rel;
+        pp.pathtarget = ptarget;
+        pp.parallel_safe = true;
+        pp.parallel_workers = workers;
+        pp.rows = pc.rows;
+        pp.disabled_nodes =
+            (*child).path.disabled_nodes + (!p.keys.is_empty() && !pg_sys::enable_hashagg) as i32;
+        pp.startup_cost = pc.startup;
+        pp.total_cost = pc.total;
+        (*partial).custom_paths = pg_sys::lappend(std::ptr::null_mut(), child.cast());
+        (*partial).custom_private = private(std::ptr::null_mut(), AggSplit::Partial);
+        (*partial).methods = &PATH_METHODS.0;
+
+        // Gather the partial groups of every participant.
+        let mut gathered = pc.rows * cost::parallel_divisor(workers);
+        let gather = pg_sys::create_gather_path(
+            root,
+            output_rel,
+            partial.cast(),
+            ptarget,
+            std::ptr::null_mut(),
+            &mut gathered,
+        );
+
+        // Finalize VecAgg: combine the partial states, one per participant and group.
+        let target = (*output_rel).reltarget;
+        let op = pg_sys::cpu_operator_cost;
+        let startup = (*gather).path.total_cost
+            + gathered * (p.keys.len() as f64 * op * cost::GROUP_KEY_FACTOR + naggs as f64 * op);
+        let groups = if p.keys.is_empty() { 1.0 } else { p.groups };
+        let fin = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        let fp = &mut (*fin).path;
+        fp.type_ = pg_sys::NodeTag::T_CustomPath;
+        fp.pathtype = pg_sys::NodeTag::T_CustomScan;
+        fp.parent = output_rel;
+        fp.pathtarget = target;
+        fp.parallel_safe = false;
+        fp.rows = groups;
+        fp.disabled_nodes = (*gather).path.disabled_nodes;
+        fp.startup_cost = startup;
+        fp.total_cost = startup + groups * pg_sys::cpu_tuple_cost;
+        (*fin).custom_paths = pg_sys::lappend(std::ptr::null_mut(), gather.cast());
+        (*fin).custom_private = private((*extra).havingQual, AggSplit::Finalize);
+        (*fin).methods = &PATH_METHODS.0;
+        let total = fp.total_cost;
+        pg_sys::add_path(output_rel, fin.cast());
+
+        let kind = if p.keys.is_empty() { "plain (parallel)" } else { "hashed (parallel)" };
+        let details = vec![format!(
+            "aggregates: {naggs} vector, 0 fmgr; {workers} workers planned; partial groups gathered: {gathered:.0}"
+        )];
+        Ok(Some((alternative(kind, Verdict::Chosen, None, Some(total), details), id)))
     }
 }
 
@@ -536,6 +693,8 @@ unsafe extern "C-unwind" fn plan_custom_path(
         let kinds: Vec<i32> = private
             .next()
             .map_or(vec![], |l| list_ptrs::<pg_sys::Integer>(l.cast()).map(|i| (*i).ival).collect());
+        let split = private.next().map_or(0, |n| (*(n as *mut pg_sys::Integer)).ival);
+        let split = AggSplit::from_code(split);
         report::mark_chosen(id as u32);
         let child = list_ptrs::<pg_sys::Plan>(custom_plans).next().expect("VecAgg has a child plan");
         let child_exprs: Vec<*mut pg_sys::Node> =
@@ -549,6 +708,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
         let mut scan_tlist: *mut pg_sys::List = std::ptr::null_mut();
         let mut spec: *mut pg_sys::List =
             pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id).cast());
+        spec = pg_sys::lappend(spec, pg_sys::makeInteger(split as i32).cast());
         spec = pg_sys::lappend(spec, pg_sys::makeInteger(keys.len() as i32).cast());
         for (i, (&k, &kind)) in keys.iter().zip(&kinds).enumerate() {
             let te = pg_sys::makeTargetEntry(k.cast(), (i + 1) as i16, std::ptr::null_mut(), false);
@@ -565,9 +725,16 @@ unsafe extern "C-unwind" fn plan_custom_path(
                 child_exprs.iter().position(|&x| pg_sys::equal(x.cast(), e.cast())).expect("input in child")
                     as i32
             };
-            let arg = agg_arg(a).map_or(-1, column_of);
-            let filter =
-                Some((*a).aggfilter as *mut pg_sys::Node).filter(|f| !f.is_null()).map_or(-1, column_of);
+            // A Finalize VecAgg reads the partial state of aggregate i in
+            // the Gather's column nkeys + i; the FILTER was applied below.
+            let (arg, filter) = if split == AggSplit::Finalize {
+                ((keys.len() + i) as i32, -1)
+            } else {
+                let arg = agg_arg(a).map_or(-1, column_of);
+                let filter =
+                    Some((*a).aggfilter as *mut pg_sys::Node).filter(|f| !f.is_null()).map_or(-1, column_of);
+                (arg, filter)
+            };
             spec = pg_sys::lappend(spec, pg_sys::makeInteger(t.code()).cast());
             spec = pg_sys::lappend(spec, pg_sys::makeInteger(arg).cast());
             spec = pg_sys::lappend(spec, pg_sys::makeInteger(filter).cast());
@@ -581,7 +748,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
         (*cscan).custom_plans = custom_plans;
         (*cscan).custom_private = spec;
         (*cscan).flags = (*best_path).flags;
-        (*cscan).methods = crate::exec::agg::scan_methods();
+        (*cscan).methods = crate::exec::agg::scan_methods(split);
         cscan as *mut pg_sys::Plan
     }
 }

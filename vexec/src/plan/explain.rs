@@ -91,8 +91,12 @@ unsafe extern "C-unwind" fn vexec_per_plan(
 /// "Parallel Vec Seq Scan on t"). Structured formats keep PostgreSQL's
 /// "Custom Scan" node type with "Custom Plan Provider": "VecScan".
 unsafe fn rename_nodes(es: *mut pg_sys::ExplainState) {
-    const RENAMES: [(&str, &str); 2] =
-        [("Custom Scan (VecScan)", "Vec Seq Scan"), ("Custom Scan (VecAgg)", "Vec Aggregate")];
+    const RENAMES: [(&str, &str); 4] = [
+        ("Custom Scan (VecScan)", "Vec Seq Scan"),
+        ("Custom Scan (VecAgg)", "Vec Aggregate"),
+        ("Custom Scan (VecAggPartial)", "Partial Vec Aggregate"),
+        ("Custom Scan (VecAggFinalize)", "Finalize Vec Aggregate"),
+    ];
     unsafe {
         let s = (*es).str_;
         let bytes = std::slice::from_raw_parts((*s).data as *const u8, (*s).len as usize);

@@ -36,6 +36,7 @@ struct Planning {
     /// VecScan path, for vector parents (VecAgg) to build on whether or not
     /// add_path kept it.
     scan_paths: Vec<(usize, *mut pg_sys::CustomPath)>,
+    partial_scan_paths: Vec<(usize, *mut pg_sys::CustomPath)>,
 }
 
 thread_local! {
@@ -88,6 +89,24 @@ pub fn stash_scan_path(rel: *mut pg_sys::RelOptInfo, path: *mut pg_sys::CustomPa
             pl.scan_paths.push((rel as usize, path));
         }
     });
+}
+
+/// Keep a copy of the partial (parallel-aware) VecScan path of `rel`.
+pub fn stash_partial_scan_path(rel: *mut pg_sys::RelOptInfo, path: *mut pg_sys::CustomPath) {
+    PLANNING.with(|p| {
+        if let Some(pl) = p.borrow_mut().last_mut() {
+            pl.partial_scan_paths.push((rel as usize, path));
+        }
+    });
+}
+
+/// The partial VecScan path of `rel` in the statement being planned.
+pub fn partial_scan_path_of(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::CustomPath> {
+    PLANNING.with(|p| {
+        p.borrow().last().and_then(|pl| {
+            pl.partial_scan_paths.iter().rev().find(|(r, _)| *r == rel as usize).map(|(_, p)| *p)
+        })
+    })
 }
 
 pub fn scan_path_of(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::CustomPath> {
@@ -158,6 +177,7 @@ fn plan_with_report(
             chosen: Vec::new(),
             cursor_options,
             scan_paths: Vec::new(),
+            partial_scan_paths: Vec::new(),
         });
         p.len()
     });

@@ -237,6 +237,10 @@ unsafe fn consider(
                 let (prow, pvec) = cost::seq_scan(rel, &ec, workers);
                 let pid = report::next_id();
                 let ppath = make_path(rel, pvec, disabled, pid, workers);
+                let copy =
+                    pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+                std::ptr::copy_nonoverlapping(ppath, copy, 1);
+                report::stash_partial_scan_path(rel, copy);
                 let mut d = details;
                 d.push(format!("{workers} workers planned"));
                 offer(
