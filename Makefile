@@ -26,7 +26,7 @@ endif
 export VEXEC_GIT_SHA := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 BENCH_ARGS ?=
 
-.PHONY: test run stop psql sql devroot help bench bench-quick bench-scan bench-compare check-full
+.PHONY: test run stop psql sql devroot help bench bench-quick bench-scan bench-agg bench-compare check-full
 
 help:
 	@echo "make test    everything CI runs (cargo tests, pgrx tests, pg_regress on 19 and 18)"
@@ -36,6 +36,7 @@ help:
 	@echo "make check-full   the correctness harness at full size"
 	@echo "make bench-quick / make bench   benchmarks (1 M hits + TPC-H SF 0.1 / 10 M + SF 1)"
 	@echo "make bench-scan    the VecScan benchmark (10 M-row table)"
+	@echo "make bench-agg     the VecAgg benchmark (10 M-row table, GROUP BY and count(DISTINCT))"
 	@echo "make bench-compare A=x.csv B=y.csv   two result files side by side"
 
 devroot:
@@ -63,6 +64,12 @@ bench: $(SETUP)
 # VecScan only: forcescan), 0 and 2 workers.
 bench-scan: $(SETUP)
 	$(IN) tools/bench run --benchmarks scan --hot 5 --modes vanilla,off,auto,force,forcescan $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory bench-collect
+
+# The VecAgg benchmark: 10 M rows, GROUP BY keys with 10, 10 K and 5 M
+# values and count(DISTINCT), best of 5, off/auto/force, 0 and 2 workers.
+bench-agg: $(SETUP)
+	$(IN) tools/bench run --benchmarks agg --hot 5 --modes off,auto,force $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory bench-collect
 
 # Results are written inside the dev root; keep them in the repository.

@@ -62,9 +62,12 @@ def cmd_run(args) -> int:
     if "scan" in benches:
         rows = args.scan_rows or (1_000_000 if args.quick else 10_000_000)
         sets.append(("scan", Dataset("scan", rows), [(n, q, q) for n, q in datasets.SCAN_QUERIES]))
+    if "agg" in benches:
+        rows = args.scan_rows or (1_000_000 if args.quick else 10_000_000)
+        sets.append(("agg", Dataset("agg", rows), [(n, q, q) for n, q in datasets.AGG_QUERIES]))
     for _, ds, _ in sets:
         datasets.ensure_loaded(cl, args.state, ds, args.seed)
-        if args.with_duckdb and ds.kind != "scan":
+        if args.with_duckdb and ds.kind not in ("scan", "agg"):
             datasets.ensure_duckdb(args.state, ds, args.seed)
 
     stamp = time.strftime("%Y%m%dT%H%M%S")
@@ -81,7 +84,7 @@ def cmd_run(args) -> int:
             if args.queries:
                 keep = set(parse_list(args.queries))
                 queries = [q for q in queries if q[0] in keep]
-            bcfgs = [c for c in cfgs if c.mode != "duckdb" or ds.kind != "scan"]
+            bcfgs = [c for c in cfgs if c.mode != "duckdb" or ds.kind not in ("scan", "agg")]
             r.run_benchmark(bench, ds.label, ds.name, datasets.duckdb_path(args.state, ds), queries, bcfgs)
     finally:
         r.close()
@@ -141,9 +144,9 @@ def main(argv=None) -> int:
     run.add_argument("--quick", action="store_true", help="1 M hits rows and TPC-H SF 0.1")
     run.add_argument("--hits-rows", type=int)
     run.add_argument("--sf", type=float)
-    run.add_argument("--scan-rows", type=int)
+    run.add_argument("--scan-rows", type=int, help="rows of the scan and agg tables")
     run.add_argument("--pk", action="store_true", help="also hits with ClickBench's primary key")
-    run.add_argument("--benchmarks", default="clickbench,tpch", help="clickbench, tpch, scan")
+    run.add_argument("--benchmarks", default="clickbench,tpch", help="clickbench, tpch, scan, agg")
     run.add_argument("--queries", help="only these query names, e.g. Q1,Q6")
     run.add_argument("--modes", default="vanilla,off,auto,force")
     run.add_argument("--workers", default="0,2")

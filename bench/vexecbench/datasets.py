@@ -23,14 +23,14 @@ CLICKBENCH_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__
 
 @dataclass
 class Dataset:
-    kind: str          # "clickbench" | "tpch" | "scan"
+    kind: str          # "clickbench" | "tpch" | "scan" | "agg"
     size: float        # rows for clickbench, scale factor for tpch
     pk: bool = False   # hits: load with ClickBench's primary key (TPC-H always has its keys)
 
     @property
     def name(self) -> str:
-        if self.kind == "scan":
-            return f"scan_{int(self.size) // 1_000_000}m"
+        if self.kind in ("scan", "agg"):
+            return f"{self.kind}_{int(self.size) // 1_000_000}m"
         if self.kind == "clickbench":
             n = int(self.size)
             label = f"{n // 1_000_000}m" if n % 1_000_000 == 0 else str(n)
@@ -43,13 +43,15 @@ class Dataset:
     def label(self) -> str:
         if self.kind == "scan":
             return f"scan table, {int(self.size):,} rows"
+        if self.kind == "agg":
+            return f"aggregation table, {int(self.size):,} rows"
         if self.kind == "clickbench":
             return f"ClickBench hits-shaped, {int(self.size):,} rows" + (", primary key" if self.pk else "")
         return f"TPC-H SF {self.size}"
 
     @property
     def version(self) -> str:
-        gen = {"clickbench": str(hits.GENERATOR_VERSION), "scan": "1"}.get(self.kind, "dbgen-duckdb-" + duckdb.__version__)
+        gen = {"clickbench": str(hits.GENERATOR_VERSION), "scan": "1", "agg": "1"}.get(self.kind, "dbgen-duckdb-" + duckdb.__version__)
         keys = self.pk if self.kind == "clickbench" else "keys+fk2"
         return f"{self.kind}:{self.size}:{gen}:pk={keys}"
 
@@ -127,7 +129,10 @@ def ensure_loaded(cluster: Cluster, state_dir: str, ds: Dataset, seed: int) -> N
         c.execute(f"DROP DATABASE IF EXISTS {ds.name}")
         c.execute(f"CREATE DATABASE {ds.name}")
     if ds.kind == "scan":
-        _load_scan(cluster, ds, want)
+        _load_scan(cluster, ds, want, SCAN_TABLE)
+        return
+    if ds.kind == "agg":
+        _load_scan(cluster, ds, want, AGG_TABLE)
         return
     src = ensure_duckdb(state_dir, ds, seed)
     csv_dir = os.path.join(state_dir, "data", "csv")
@@ -176,11 +181,37 @@ SCAN_QUERIES = [
 ]
 
 
-def _load_scan(cluster: Cluster, ds: Dataset, version: str) -> None:
+# The aggregation benchmark's table (the VecAgg issue's cases): group keys
+# with 10, 10,000 and 5,000,000 distinct values spread over the table, an
+# int4 and a float8 to sum and average, `u` with 2,000,000 distinct values
+# for count(DISTINCT), and `ks`, a short text key with 50 values.
+AGG_TABLE = """
+CREATE TABLE t AS SELECT
+  (g % 10)::int AS k10,
+  ((g::bigint * 7919) % 10000)::int AS k10k,
+  ((g::bigint * 104729) % 5000000)::int AS k5m,
+  (g % 1000)::int AS x,
+  (g % 977) / 7.0::float8 AS y,
+  ((g::bigint * 31) % 2000000)::int AS u,
+  'k' || (g % 50) AS ks
+FROM generate_series(1, {rows}) g
+"""
+
+AGG_QUERIES = [
+    ("A1", "SELECT k10, count(*), sum(x), avg(y) FROM t GROUP BY k10"),
+    ("A2", "SELECT k10k, count(*), sum(x), avg(y) FROM t GROUP BY k10k"),
+    ("A3", "SELECT k5m, count(*), sum(x), avg(y) FROM t GROUP BY k5m"),
+    ("A4", "SELECT count(DISTINCT u) FROM t"),
+    ("A5", "SELECT ks, count(DISTINCT u) FROM t GROUP BY ks"),
+]
+
+
+def _load_scan(cluster: Cluster, ds: Dataset, version: str, table: str) -> None:
+    """Generate a benchmark table from its CREATE TABLE AS in PostgreSQL."""
     t0 = time.time()
     log(f"generating {ds.label} in PostgreSQL")
     with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as pg:
-        pg.execute(SCAN_TABLE.format(rows=int(ds.size)))
+        pg.execute(table.format(rows=int(ds.size)))
         pg.execute("VACUUM (ANALYZE) t")
         pg.execute("CREATE TABLE bench_meta (version text)")
         pg.execute("INSERT INTO bench_meta VALUES (%s)", (version,))

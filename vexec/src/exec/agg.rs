@@ -37,6 +37,7 @@ use vexec_core::agg::{
 use vexec_core::batch::{Column, PhysType, RowIdx, Values};
 use vexec_core::spill::partition_of;
 
+use crate::exec::fmgr_agg::FmgrAgg;
 use crate::exec::scan;
 use crate::exec::spill::SpillFile;
 use crate::pgutil::list_ptrs;
@@ -56,6 +57,8 @@ const MAX_SPILL_LEVEL: u32 = 15;
 struct AggItem {
     transition: Transition,
     arg: Option<usize>,
+    /// Every argument's child column (fmgr aggregates may have several).
+    args: Vec<usize>,
     filter: Option<usize>,
     result_type: pg_sys::Oid,
     /// numeric sum/avg whose argument the child computes as integers
@@ -110,6 +113,8 @@ pub struct AggState {
     row_types: Vec<(PhysType, Option<i16>)>,
     items: Vec<AggItem>,
     accs: Vec<Accumulator>,
+    /// The states of the aggregates run through fmgr (None for the others).
+    fmgr: Vec<Option<FmgrAgg>>,
     grouping: Option<Grouping>,
     child: *mut pg_sys::CustomScanState,
     econtext: *mut pg_sys::ExprContext,
@@ -251,25 +256,47 @@ unsafe extern "C-unwind" fn begin(
         let aggrefs = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
             .skip(nkeys)
             .map(|te| (*te).expr as *mut pg_sys::Aggref);
-        let items: Vec<AggItem> = spec
-            .chunks_exact(3)
+        // Per aggregate: transition code, FILTER column, number of
+        // arguments, their columns.
+        let mut specs: Vec<(i32, i32, Vec<usize>)> = Vec::new();
+        let mut rest = spec;
+        while let [code, filter, nargs, tail @ ..] = rest {
+            let (args, tail) = tail.split_at(*nargs as usize);
+            specs.push((*code, *filter, args.iter().map(|&a| a as usize).collect()));
+            rest = tail;
+        }
+        let aggrefs: Vec<*mut pg_sys::Aggref> = aggrefs.collect();
+        let items: Vec<AggItem> = specs
+            .into_iter()
             .zip(result_types)
-            .zip(aggrefs)
+            .zip(aggrefs.iter().copied())
             .map(|((s, result_type), aggref)| {
-                let transition = Transition::from_code(s[0]).expect("a known transition code");
+                let transition = Transition::from_code(s.0).expect("a known transition code");
                 let collid = (*aggref).inputcollid;
                 let by_collation = matches!(transition, Transition::MinMaxBytes { .. })
                     && !crate::expr::compile::collation_allows(collid, false);
                 AggItem {
                     transition,
-                    arg: (s[1] >= 0).then_some(s[1] as usize),
-                    filter: (s[2] >= 0).then_some(s[2] as usize),
+                    arg: s.2.first().copied(),
+                    args: s.2,
+                    filter: (s.1 >= 0).then_some(s.1 as usize),
                     result_type,
                     arg_scale: None,
                     collation: by_collation.then_some(collid),
                 }
             })
             .collect();
+        let query_cxt = (*estate).es_query_cxt;
+        let mut fmgr: Vec<Option<FmgrAgg>> = items
+            .iter()
+            .zip(&aggrefs)
+            .map(|(it, &a)| {
+                matches!(it.transition, Transition::Fmgr { .. }).then(|| FmgrAgg::new(a, query_cxt))
+            })
+            .collect();
+        if nkeys == 0 {
+            fmgr.iter_mut().flatten().for_each(|f| f.ensure_groups(1));
+        }
         let mut items = items;
         let scaled = match split {
             AggSplit::Finalize => vec![],
@@ -295,7 +322,7 @@ unsafe extern "C-unwind" fn begin(
                             // (A Finalize reads count(x)'s partial count too.)
                             let counted_only =
                                 it.transition == Transition::CountValues && split != AggSplit::Finalize;
-                            (it.arg == Some(c) && !counted_only) || it.filter == Some(c)
+                            (it.args.contains(&c) && !counted_only) || it.filter == Some(c)
                         })
                 })
                 .collect::<Vec<bool>>();
@@ -328,6 +355,7 @@ unsafe extern "C-unwind" fn begin(
             row_types,
             items,
             accs,
+            fmgr,
             grouping,
             child,
             econtext: (*node).ss.ps.ps_ExprContext,
@@ -497,6 +525,7 @@ impl AggState {
                             self.stats.groups += created as u64;
                             let n = g.table.len();
                             self.accs.iter_mut().for_each(|a| a.ensure_groups(n));
+                            self.fmgr.iter_mut().flatten().for_each(|f| f.ensure_groups(n));
                         }
                         rows.into()
                     } else {
@@ -560,7 +589,7 @@ impl AggState {
                 }
             };
             let (mut f_groups, mut f_rows) = (Vec::new(), Vec::new());
-            for (item, acc) in self.items.iter().zip(self.accs.iter_mut()) {
+            for ((item, acc), fmgr) in self.items.iter().zip(self.accs.iter_mut()).zip(self.fmgr.iter_mut()) {
                 let arg = item.arg.map(|i| &columns[i]);
                 let (groups, rows) = match item.filter {
                     None => (&groups[..], &rows[..]),
@@ -576,6 +605,13 @@ impl AggState {
                         (&f_groups[..], &f_rows[..])
                     }
                 };
+                if let Some(f) = fmgr {
+                    let args: Vec<&Column> = item.args.iter().map(|&i| &columns[i]).collect();
+                    let old = pg_sys::MemoryContextSwitchTo((*self.econtext).ecxt_per_tuple_memory);
+                    f.update(groups, rows, &args);
+                    pg_sys::MemoryContextSwitchTo(old);
+                    continue;
+                }
                 let outcome = match (self.split, arg) {
                     (AggSplit::Finalize, Some(states)) => acc.combine(groups, rows, states),
                     _ => acc.update(groups, rows, arg),
@@ -612,7 +648,9 @@ impl AggState {
     /// Freeze the table once it and the accumulators outgrow the budget.
     unsafe fn check_memory(&mut self) {
         let Some(g) = &mut self.grouping else { return };
-        let used = g.table.bytes_used() + self.accs.iter().map(Accumulator::bytes_used).sum::<usize>();
+        let used = g.table.bytes_used()
+            + self.accs.iter().map(Accumulator::bytes_used).sum::<usize>()
+            + self.fmgr.iter().flatten().map(FmgrAgg::bytes_used).sum::<usize>();
         self.stats.peak_memory = self.stats.peak_memory.max(used);
         if used > g.budget && !g.frozen && g.level < MAX_SPILL_LEVEL {
             g.frozen = true;
@@ -648,6 +686,7 @@ impl AggState {
             g.restart(level);
             let types = g.types.clone();
             self.accs = new_accumulators(&self.items, false);
+            self.fmgr.iter_mut().flatten().for_each(FmgrAgg::restart);
             let mut buf = Vec::new();
             let mut groups = Vec::new();
             while let Some(batch) = file.read(&types, &mut buf) {
@@ -692,7 +731,7 @@ unsafe fn request_scaled_args(
         }
         let all_take = items.iter().all(|it| {
             it.filter != Some(c)
-                && (it.arg != Some(c) || takes(it.transition) || it.transition == Transition::CountValues)
+                && (!it.args.contains(&c) || takes(it.transition) || it.transition == Transition::CountValues)
         });
         if let Some(scale) = all_take.then(|| unsafe { scan::request_scaled(child, c) }).flatten() {
             scaled.push((c, scale));
@@ -892,8 +931,10 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
                 }
             }
             let mut state = Vec::new();
-            for (item, acc) in st.items.iter().zip(&st.accs) {
-                let d = if st.split == AggSplit::Partial {
+            for ((item, acc), fmgr) in st.items.iter().zip(&st.accs).zip(&st.fmgr) {
+                let d = if let Some(f) = fmgr {
+                    f.result(group)
+                } else if st.split == AggSplit::Partial {
                     acc.serialize(group, &mut state);
                     Some(palloc_varlena(&state))
                 } else {
@@ -946,6 +987,12 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         pg_sys::ExecReScan(st.child.cast());
         st.close_files();
         st.accs = new_accumulators(&st.items, st.grouping.is_none());
+        for f in st.fmgr.iter_mut().flatten() {
+            f.restart();
+            if st.grouping.is_none() {
+                f.ensure_groups(1);
+            }
+        }
         if let Some(g) = &mut st.grouping {
             g.restart(0);
         }
@@ -992,7 +1039,11 @@ unsafe extern "C-unwind" fn explain(
             }
         }
         if (*es).verbose {
-            prop(c"Vector Transitions", format!("{} of {}", st.items.len(), st.items.len()));
+            let nfmgr = st.fmgr.iter().flatten().count();
+            prop(c"Vector Transitions", format!("{} of {}", st.items.len() - nfmgr, st.items.len()));
+            if nfmgr > 0 {
+                int(c"Fmgr Transitions", None, nfmgr as u64);
+            }
             let scaled = st.items.iter().filter(|it| it.arg_scale.is_some()).count();
             if scaled > 0 {
                 int(c"Scaled Numeric Arguments", None, scaled as u64);

@@ -1,5 +1,6 @@
 //! The vector executor nodes (CustomScan executors).
 
 pub mod agg;
+pub mod fmgr_agg;
 pub mod scan;
 pub mod spill;

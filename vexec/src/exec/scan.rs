@@ -302,6 +302,15 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
                 cols.into_iter().for_each(|i| early[i] = true);
             }
         }
+        // Deforming walks a tuple's attributes up to the last one it needs:
+        // the walk to the last early column passes every column before it,
+        // so those cost only a store and are read early too (a second walk
+        // for the rows the quals keep would cost more than that).
+        if let Some(last_early) = inputs.iter().zip(&early).filter(|(_, &e)| e).map(|(a, _)| a.attnum).max() {
+            for (a, e) in inputs.iter().zip(early.iter_mut()) {
+                *e |= a.attnum < last_early;
+            }
+        }
         let param_types = c.params.iter().map(|p| p.phys).collect();
         Program { inputs, quals, targets, target_phys, params, param_types, needs_tids, early }
     }

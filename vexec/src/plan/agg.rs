@@ -92,9 +92,8 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
         if a.agglevelsup != 0 || !split_ok {
             return Err(format!("aggregate {name} of an outer query or split"));
         }
-        if pg_sys::get_func_namespace(a.aggfnoid) != pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE) {
-            return Err(format!("aggregate {name} is not built in"));
-        }
+        let builtin =
+            pg_sys::get_func_namespace(a.aggfnoid) == pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE);
         let argtypes: Vec<pg_sys::Oid> = if a.aggargtypes.is_null() {
             vec![]
         } else {
@@ -122,7 +121,8 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
             TIMESTAMPTZOID,
         };
         let int_like = [INT2OID, INT4OID, INT8OID, DATEOID, TIMESTAMPOID, TIMESTAMPTZOID];
-        let t = match (name.as_str(), argtypes.as_slice()) {
+        let vector = match (name.as_str(), argtypes.as_slice()) {
+            _ if !builtin => None,
             ("count", []) if a.aggstar => Some(Transition::CountRows),
             ("count", [_]) => Some(Transition::CountValues),
             ("sum", [t]) if *t == INT2OID || *t == INT4OID => Some(Transition::SumInt),
@@ -165,16 +165,78 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
             }
             _ => None,
         };
-        t.ok_or_else(|| {
-            let types: Vec<String> = argtypes
-                .iter()
-                .map(|&t| {
-                    let n = pg_sys::format_type_be(t);
-                    CStr::from_ptr(n).to_string_lossy().into_owned()
-                })
-                .collect();
-            format!("no vector transition for {name}({})", types.join(", "))
-        })
+        match vector {
+            Some(t) => Ok(t),
+            None => fmgr_transition(aggref, builtin).map_err(|why| {
+                let types: Vec<String> = argtypes.iter().map(|&t| type_name(t)).collect();
+                format!("no vector transition for {name}({}), {why}", types.join(", "))
+            }),
+        }
+    }
+}
+
+/// An aggregate without a vector transition runs its own transition and
+/// final functions through fmgr inside VecAgg (exec/agg.rs), when its state
+/// is an SQL value: an `internal` state needs an aggregate context
+/// (AggCheckCallContext) that only PostgreSQL's Agg node provides.
+unsafe fn fmgr_transition(aggref: *mut pg_sys::Aggref, builtin: bool) -> Result<Transition, String> {
+    unsafe {
+        let a = &*aggref;
+        if a.aggtranstype == pg_sys::INTERNALOID {
+            return Err("and its state is internal (not run through fmgr)".into());
+        }
+        if (*a.args).length > MAX_FMGR_ARGS as i32 {
+            return Err(format!("and it has more than {MAX_FMGR_ARGS} arguments"));
+        }
+        // Arguments go to spill files as values: by value, or varlenas.
+        for te in list_ptrs::<pg_sys::TargetEntry>(a.args) {
+            let t = pg_sys::exprType((*te).expr.cast());
+            if !pg_sys::get_typbyval(t) && pg_sys::get_typlen(t) != -1 {
+                return Err(format!(
+                    "and its argument type {} is neither by value nor variable-length",
+                    type_name(t)
+                ));
+            }
+        }
+        let Some((transfn, _, _, _)) = aggregate_functions(a.aggfnoid) else {
+            return Err("and it has no pg_aggregate entry".into());
+        };
+        // Built-in min/max transitions (int4larger, interval_smaller, ...)
+        // only compare; any other function may raise an error.
+        let fname = CStr::from_ptr(pg_sys::get_func_name(transfn)).to_string_lossy().into_owned();
+        let compares = builtin && (fname.ends_with("larger") || fname.ends_with("smaller"));
+        Ok(Transition::Fmgr { raises: !compares })
+    }
+}
+
+/// Most arguments an fmgr aggregate may have here.
+pub const MAX_FMGR_ARGS: usize = 8;
+
+/// pg_aggregate's transition function, final function, whether the final
+/// function takes extra (NULL) arguments, and the initial value's text.
+pub unsafe fn aggregate_functions(
+    aggfnoid: pg_sys::Oid,
+) -> Option<(pg_sys::Oid, pg_sys::Oid, bool, Option<String>)> {
+    unsafe {
+        let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::AGGFNOID as i32, aggfnoid.into());
+        if tup.is_null() {
+            return None;
+        }
+        let form = pg_sys::GETSTRUCT(tup) as *mut pg_sys::FormData_pg_aggregate;
+        let (transfn, finalfn, extra) = ((*form).aggtransfn, (*form).aggfinalfn, (*form).aggfinalextra);
+        let mut isnull = false;
+        let d = pg_sys::SysCacheGetAttr(
+            pg_sys::SysCacheIdentifier::AGGFNOID as i32,
+            tup,
+            pg_sys::Anum_pg_aggregate_agginitval as i16,
+            &mut isnull,
+        );
+        let init = (!isnull).then(|| {
+            let c = pg_sys::text_to_cstring(d.cast_mut_ptr());
+            CStr::from_ptr(c).to_string_lossy().into_owned()
+        });
+        pg_sys::ReleaseSysCache(tup);
+        Some((transfn, finalfn, extra, init))
     }
 }
 
@@ -299,9 +361,9 @@ unsafe fn aggregates_of(
     }
 }
 
-/// The expression an aggregate reads (None for count(*)).
-unsafe fn agg_arg(a: *mut pg_sys::Aggref) -> Option<*mut pg_sys::Node> {
-    unsafe { list_ptrs::<pg_sys::TargetEntry>((*a).args).next().map(|te| (*te).expr as *mut pg_sys::Node) }
+/// Every expression an aggregate reads.
+unsafe fn agg_args(a: *mut pg_sys::Aggref) -> Vec<*mut pg_sys::Node> {
+    unsafe { list_ptrs::<pg_sys::TargetEntry>((*a).args).map(|te| (*te).expr as *mut pg_sys::Node).collect() }
 }
 
 unsafe fn refusal(
@@ -350,8 +412,9 @@ unsafe fn refusal(
             // arguments that cannot fail go with a FILTER.
             let filter = (*a).aggfilter as *mut pg_sys::Node;
             if !filter.is_null() {
-                if agg_arg(a)
-                    .is_some_and(|e| !matches!((*e).type_, pg_sys::NodeTag::T_Var | pg_sys::NodeTag::T_Const))
+                if agg_args(a)
+                    .iter()
+                    .any(|&e| !matches!((*e).type_, pg_sys::NodeTag::T_Var | pg_sys::NodeTag::T_Const))
                 {
                     return Some("FILTER on an aggregate of a computed argument".into());
                 }
@@ -364,11 +427,14 @@ unsafe fn refusal(
         // an error of a later row's qual or argument, which a batch evaluated
         // ahead cannot promise. Such aggregates need inputs that cannot fail.
         if raising {
-            let plain_args =
-                aggs.iter().all(|&a| agg_arg(a).is_none_or(|e| (*e).type_ == pg_sys::NodeTag::T_Var));
+            let plain_args = aggs.iter().all(|&a| {
+                agg_args(a)
+                    .iter()
+                    .all(|&e| matches!((*e).type_, pg_sys::NodeTag::T_Var | pg_sys::NodeTag::T_Const))
+            });
             let filtered = aggs.iter().any(|&a| !(*a).aggfilter.is_null());
             if !plain_args || filtered || !(*input_rel).baserestrictinfo.is_null() {
-                return Some("float sum/avg/variance over a filtered or computed input".into());
+                return Some("an aggregate that can raise an error (float sum/avg/variance, a function through fmgr) over a filtered or computed input".into());
             }
         }
         None
@@ -410,7 +476,7 @@ unsafe fn consider(
             kind_list = pg_sys::lappend(kind_list, pg_sys::makeInteger(k.code()).cast());
         }
         let filters = aggs.iter().map(|&a| (*a).aggfilter as *mut pg_sys::Node).filter(|f| !f.is_null());
-        for e in aggs.iter().filter_map(|&a| agg_arg(a)).chain(filters) {
+        for e in aggs.iter().flat_map(|&a| agg_args(a)).chain(filters) {
             if !columns.iter().any(|&x| pg_sys::equal(x.cast(), e.cast())) {
                 columns.push(e);
                 pg_sys::add_column_to_pathtarget(args, e.cast(), 0);
@@ -460,8 +526,11 @@ unsafe fn consider(
             pg_sys::lappend((*cp).custom_private, pg_sys::makeInteger(AggSplit::Serial as i32).cast());
         (*cp).methods = &PATH_METHODS.0;
 
-        let mut details =
-            vec![format!("aggregates: {} vector, 0 fmgr; input rows: {child_rows:.0}", aggs.len())];
+        let nfmgr = aggs.iter().filter(|&&a| matches!(transition_of(a), Ok(Transition::Fmgr { .. }))).count();
+        let mut details = vec![format!(
+            "aggregates: {} vector, {nfmgr} fmgr; input rows: {child_rows:.0}",
+            aggs.len() - nfmgr
+        )];
         if !keys.is_empty() {
             details.push(format!("group keys: {}; estimated groups: {:.0}", keys.len(), c.rows));
         }
@@ -539,7 +608,8 @@ unsafe fn consider_parallel(
         }
         if let Some(&a) = p.aggs.iter().find(|&&a| !transition_of(a).is_ok_and(|t| t.combines())) {
             let name = CStr::from_ptr(pg_sys::get_func_name((*a).aggfnoid)).to_string_lossy().into_owned();
-            return Err(format!("{name}(DISTINCT) has no partial state"));
+            let what = if (*a).aggdistinct.is_null() { name } else { format!("{name}(DISTINCT)") };
+            return Err(format!("{what} has no partial state"));
         }
         if p.columns.iter().any(|&e| !pg_sys::is_parallel_safe(root, e)) {
             return Err("a group key or argument is not parallel safe".into());
@@ -702,9 +772,9 @@ unsafe extern "C-unwind" fn plan_custom_path(
 
         let (aggs, _) = aggregates_of(tlist, having);
         // custom_scan_tlist: the keys (child columns 0..), then the
-        // aggregates; private: the key kinds, then per aggregate its
-        // transition code and the child columns of its argument and of its
-        // FILTER (-1: none).
+        // aggregates; private: the split, the key kinds, then per aggregate
+        // its transition code, the child column of its FILTER (-1: none),
+        // the number of its arguments and their child columns.
         let mut scan_tlist: *mut pg_sys::List = std::ptr::null_mut();
         let mut spec: *mut pg_sys::List =
             pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id).cast());
@@ -727,17 +797,20 @@ unsafe extern "C-unwind" fn plan_custom_path(
             };
             // A Finalize VecAgg reads the partial state of aggregate i in
             // the Gather's column nkeys + i; the FILTER was applied below.
-            let (arg, filter) = if split == AggSplit::Finalize {
-                ((keys.len() + i) as i32, -1)
+            let (args, filter) = if split == AggSplit::Finalize {
+                (vec![(keys.len() + i) as i32], -1)
             } else {
-                let arg = agg_arg(a).map_or(-1, column_of);
+                let args = agg_args(a).into_iter().map(column_of).collect();
                 let filter =
                     Some((*a).aggfilter as *mut pg_sys::Node).filter(|f| !f.is_null()).map_or(-1, column_of);
-                (arg, filter)
+                (args, filter)
             };
             spec = pg_sys::lappend(spec, pg_sys::makeInteger(t.code()).cast());
-            spec = pg_sys::lappend(spec, pg_sys::makeInteger(arg).cast());
             spec = pg_sys::lappend(spec, pg_sys::makeInteger(filter).cast());
+            spec = pg_sys::lappend(spec, pg_sys::makeInteger(args.len() as i32).cast());
+            for arg in args {
+                spec = pg_sys::lappend(spec, pg_sys::makeInteger(arg).cast());
+            }
         }
         let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
         (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;

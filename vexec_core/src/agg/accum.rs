@@ -88,18 +88,30 @@ pub enum Transition {
     MinMaxNumeric {
         max: bool,
     },
+    /// Any other aggregate: its own transition and final functions, called
+    /// by the host through fmgr (no [`Accumulator`] state). `raises`: the
+    /// transition function may raise an error.
+    Fmgr {
+        raises: bool,
+    },
 }
 
 impl Transition {
     /// Whether the transition can end the query with an error (float overflow).
     pub fn can_raise(self) -> bool {
-        matches!(self, Transition::SumFloat4 | Transition::SumFloat8 | Transition::Moments { .. })
+        matches!(
+            self,
+            Transition::SumFloat4
+                | Transition::SumFloat8
+                | Transition::Moments { .. }
+                | Transition::Fmgr { raises: true }
+        )
     }
 
     /// Whether partial states of this transition combine (count(DISTINCT)
     /// would need the values themselves, not a count per partial group).
     pub fn combines(self) -> bool {
-        !matches!(self, Transition::CountDistinct(_))
+        !matches!(self, Transition::CountDistinct(_) | Transition::Fmgr { .. })
     }
 
     /// A stable integer for plan nodes (which hold lists of integers).
@@ -127,6 +139,7 @@ impl Transition {
             Transition::MinMaxNumeric { max } => 16 + max as i32,
             Transition::Moments { fin: f } => 20 + fin(f),
             Transition::CountDistinct(k) => 30 + k.code(),
+            Transition::Fmgr { raises } => 40 + raises as i32,
         }
     }
 
@@ -155,6 +168,7 @@ impl Transition {
             16 | 17 => Transition::MinMaxNumeric { max: code == 17 },
             20..=24 => Transition::Moments { fin: FINS[(code - 20) as usize] },
             30..=34 => Transition::CountDistinct(KeyKind::from_code(code - 30)?),
+            40 | 41 => Transition::Fmgr { raises: code == 41 },
             _ => return None,
         })
     }
@@ -389,7 +403,10 @@ fn float_value(values: &Values, i: usize) -> f64 {
 impl Accumulator {
     pub fn new(transition: Transition) -> Accumulator {
         let state = match transition {
-            Transition::CountRows | Transition::CountValues => State::Counts(vec![]),
+            // (Fmgr aggregates keep their states on the host; an empty count stands in.)
+            Transition::CountRows | Transition::CountValues | Transition::Fmgr { .. } => {
+                State::Counts(vec![])
+            }
             Transition::CountDistinct(kind) => {
                 State::Distinct { counts: vec![], seen: Box::new(GroupTable::new(&[KeyKind::Int, kind])) }
             }
@@ -486,6 +503,11 @@ impl Accumulator {
             }
         }
         let col = arg.expect("the aggregate has an argument");
+        if let Some(&g) = groups.first() {
+            if groups.iter().all(|&x| x == g) && self.update_one_group(g as usize, rows, col) {
+                return Ok(());
+            }
+        }
         let live = pairs.filter(|&(_, r)| col.is_valid(r));
         match (&mut self.state, self.transition) {
             (State::Counts(counts), _) => live.for_each(|(g, _)| counts[g] += 1),
@@ -666,6 +688,68 @@ impl Accumulator {
             (_, t) => unreachable!("state does not match transition {t:?}"),
         }
         Ok(())
+    }
+
+    /// Every row into group `g` (plain aggregation, or a batch of one
+    /// group): integer counts and sums as one pass over the values, which
+    /// the compiler vectorizes (integer addition is associative, so the
+    /// result is the row-by-row one). False when the state has no such path.
+    fn update_one_group(&mut self, g: usize, rows: &[RowIdx], col: &Column) -> bool {
+        // (sum of the valid values, how many)
+        fn sum<T: Copy + Into<i64>>(v: &[T], rows: &[RowIdx], col: &Column) -> (i128, i64) {
+            // Selections are ascending: first 0 and last n - 1 is all of 0..n.
+            let contiguous = rows.len() <= v.len()
+                && rows.first() == Some(&0)
+                && rows.last().map(|&r| r as usize + 1) == Some(rows.len());
+            if contiguous && col.validity.all_set() {
+                // Chunks of i64 sums cannot overflow: 2^31 * 1024 < 2^63.
+                let s: i128 = v[..rows.len()]
+                    .chunks(1024)
+                    .map(|c| c.iter().map(|&x| x.into()).sum::<i64>() as i128)
+                    .sum();
+                return (s, rows.len() as i64);
+            }
+            let (mut s, mut n) = (0i128, 0i64);
+            for &r in rows {
+                let r = r as usize;
+                if col.is_valid(r) {
+                    s += v[r].into() as i128;
+                    n += 1;
+                }
+            }
+            (s, n)
+        }
+        let (total, n) = match (&self.state, &col.values) {
+            (State::Counts(_), _) => (0, rows.iter().filter(|&&r| col.is_valid(r as usize)).count() as i64),
+            (State::IntSum { .. } | State::WideSum { .. }, Values::I16(v)) => sum(v, rows, col),
+            (State::IntSum { .. } | State::WideSum { .. }, Values::I32(v)) => sum(v, rows, col),
+            (State::WideSum { .. }, Values::I64(v)) => {
+                let (mut s, mut n) = (0i128, 0i64);
+                for &r in rows {
+                    let r = r as usize;
+                    if col.is_valid(r) {
+                        s += v[r] as i128;
+                        n += 1;
+                    }
+                }
+                (s, n)
+            }
+            _ => return false,
+        };
+        match &mut self.state {
+            State::Counts(c) => c[g] += n,
+            // int2/int4 sums wrap in int8 as PostgreSQL's int4_sum does.
+            State::IntSum { sums, counts } => {
+                sums[g] = sums[g].wrapping_add(total as i64);
+                counts[g] += n;
+            }
+            State::WideSum { sums, counts } => {
+                sums[g] += total;
+                counts[g] += n;
+            }
+            _ => unreachable!("matched above"),
+        }
+        true
     }
 
     /// The result for group `g`.
@@ -1126,6 +1210,40 @@ mod tests {
     }
 
     #[test]
+    fn one_group_batches_sum_like_row_by_row() {
+        let vals: Vec<Option<i32>> = (0..3000)
+            .map(|i| match i % 97 {
+                0 => None,
+                1 => Some(i32::MAX),
+                2 => Some(i32::MIN),
+                _ => Some(i * 7919 % 100_000 - 50_000),
+            })
+            .collect();
+        let full = i32s(&vals[..1024].iter().map(|v| v.or(Some(3))).collect::<Vec<_>>());
+        for col in [i32s(&vals), full] {
+            let len = col.len();
+            let all: Vec<RowIdx> = (0..len as RowIdx).collect();
+            let some: Vec<RowIdx> = (0..len as RowIdx).filter(|r| r % 3 != 1).collect();
+            for t in [Transition::SumInt, Transition::SumBigInt, Transition::AvgInt, Transition::CountValues]
+            {
+                for rows in [&all, &some] {
+                    // One group: the batch path. Row by row: one row per call.
+                    let mut fast = Accumulator::new(t);
+                    fast.ensure_groups(1);
+                    unsafe { fast.update(&vec![0; rows.len()], rows, Some(&col)) }.unwrap();
+                    let mut slow = Accumulator::new(t);
+                    slow.ensure_groups(2);
+                    for &r in rows.iter() {
+                        // Two groups per call keep it off the one-group path.
+                        unsafe { slow.update(&[0, 1], &[r, r], Some(&col)) }.unwrap();
+                    }
+                    assert_eq!(fast.result(0), slow.result(0), "{t:?} over {} of {len} rows", rows.len());
+                }
+            }
+        }
+    }
+
+    #[test]
     fn transition_codes_round_trip() {
         let mut seen = std::collections::HashSet::new();
         for code in -1..64 {
@@ -1134,7 +1252,7 @@ mod tests {
                 assert!(seen.insert(t.code()));
             }
         }
-        assert_eq!(seen.len(), 7 + 2 + 8 + 5 + 5);
+        assert_eq!(seen.len(), 7 + 2 + 8 + 5 + 5 + 2);
     }
 
     #[test]

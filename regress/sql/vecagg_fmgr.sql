@@ -1,0 +1,96 @@
+-- Aggregates without a vector transition run their own transition and
+-- final functions through fmgr inside VecAgg: user-defined aggregates
+-- (SQL and PL/pgSQL functions, polymorphic, strict and not, with and
+-- without an initial value, by-value and by-reference states) and built-in
+-- ones with an SQL state (corr, regr_*, min/max of other types, bit_and).
+-- Uses vecagg's agg_same and vecagg_hashed's vecagg_spilled.
+\set SHOW_CONTEXT never
+SET search_path = public;
+
+CREATE TABLE vf (id int, k int, a int, b int8, x float8, y float8, t text COLLATE "C", c char(3),
+                 iv interval, flags int);
+INSERT INTO vf SELECT g,
+  CASE WHEN g % 53 = 0 THEN NULL ELSE g % 7 END,
+  CASE WHEN g % 11 = 0 THEN NULL ELSE (g * 7919) % 1000 - 500 END,
+  g::int8 * 3,
+  CASE WHEN g % 13 = 0 THEN NULL ELSE (g % 100) / 4.0 END,
+  CASE WHEN g % 17 = 0 THEN NULL ELSE (g % 37) * 1.5 - g % 5 END,
+  CASE WHEN g % 19 = 0 THEN NULL ELSE 's' || (g % 23) END,
+  CASE WHEN g % 5 = 0 THEN NULL ELSE 'c' || (g % 9) END,
+  make_interval(days => g % 40, mins => g % 61),
+  (g * 37) % 256
+FROM generate_series(1, 3000) g;
+ANALYZE vf;
+
+-- Strict, with an initial value, by-value state.
+CREATE FUNCTION vf_add(int8, int4) RETURNS int8 LANGUAGE sql STRICT IMMUTABLE AS 'SELECT $1 + $2';
+CREATE AGGREGATE vf_sum(int4) (sfunc = vf_add, stype = int8, initcond = '0');
+-- Strict, polymorphic, no initial value: the first non-NULL input is the state.
+CREATE FUNCTION vf_keep(anyelement, anyelement) RETURNS anyelement LANGUAGE sql STRICT IMMUTABLE AS 'SELECT $1';
+CREATE AGGREGATE vf_first(anyelement) (sfunc = vf_keep, stype = anyelement);
+-- Not strict: sees NULL inputs and a NULL initial state.
+CREATE FUNCTION vf_nulls(int8, int4) RETURNS int8 LANGUAGE sql IMMUTABLE
+  AS 'SELECT coalesce($1, 0) + CASE WHEN $2 IS NULL THEN 1 ELSE 0 END';
+CREATE AGGREGATE vf_count_nulls(int4) (sfunc = vf_nulls, stype = int8);
+-- By-reference text state in row order (PL/pgSQL), with a final function.
+CREATE FUNCTION vf_cat(text, text) RETURNS text LANGUAGE plpgsql IMMUTABLE
+  AS $$ BEGIN RETURN coalesce($1, '') || coalesce($2, '.') || ','; END $$;
+CREATE FUNCTION vf_len(text) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT length($1)';
+CREATE AGGREGATE vf_cat(text) (sfunc = vf_cat, stype = text);
+CREATE AGGREGATE vf_cat_len(text) (sfunc = vf_cat, stype = text, finalfunc = vf_len);
+-- An array state through built-in functions, two arguments.
+CREATE FUNCTION vf_pair(int8[], int4, int8) RETURNS int8[] LANGUAGE sql IMMUTABLE
+  AS 'SELECT ARRAY[$1[1] + coalesce($2, 0), $1[2] + coalesce($3, 0)]';
+CREATE AGGREGATE vf_pairs(int4, int8) (sfunc = vf_pair, stype = int8[], initcond = '{0,0}');
+-- A transition that raises on one value.
+CREATE FUNCTION vf_boom(int8, int4) RETURNS int8 LANGUAGE plpgsql IMMUTABLE STRICT
+  AS $$ BEGIN IF $2 = 313 THEN RAISE EXCEPTION 'boom at %', $2 USING ERRCODE = '22P06'; END IF; RETURN $1 + 1; END $$;
+CREATE AGGREGATE vf_boom(int4) (sfunc = vf_boom, stype = int8, initcond = '0');
+
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT k, vf_sum(a), vf_first(t), count(*) FROM vf GROUP BY k;
+EXPLAIN (VEXEC, COSTS OFF) SELECT vf_sum(a), vf_cat(t) FROM vf;
+-- Refused: an internal state; a function that can raise over a filtered input.
+EXPLAIN (VEXEC, COSTS OFF) SELECT string_agg(t, ',') FROM vf;
+EXPLAIN (VEXEC, COSTS OFF) SELECT vf_sum(a) FROM vf WHERE id > 5;
+-- (and arguments of fixed-length by-reference types: spill files hold varlenas)
+EXPLAIN (VEXEC, COSTS OFF) SELECT max(iv) FROM vf;
+RESET vexec.mode;
+
+SELECT agg_same($$SELECT vf_sum(a), vf_first(t), vf_first(a), vf_count_nulls(a), vf_cat_len(t), vf_pairs(a, b) FROM vf$$);
+SELECT agg_same($$SELECT k, vf_sum(a), vf_first(t), vf_first(c), vf_count_nulls(a), vf_cat(t), vf_pairs(a, b), count(*), sum(a) FROM vf GROUP BY k$$);
+SELECT agg_same($$SELECT t, vf_cat(t), vf_first(x), min(c), max(c), bit_and(flags), bit_or(flags) FROM vf GROUP BY t$$);
+-- (vf_cat(c) reads c::text, a computed argument: an fmgr function over it is refused)
+SET vexec.mode = force;
+EXPLAIN (VEXEC, COSTS OFF) SELECT vf_cat(c) FROM vf;
+RESET vexec.mode;
+SELECT agg_same($$SELECT k, round(corr(y, x)::numeric, 10), regr_count(y, x), round(regr_slope(y, x)::numeric, 10),
+  round(covar_pop(y, x)::numeric, 8) FROM vf GROUP BY k$$);
+-- Empty input: the initial value, or NULL.
+CREATE TABLE vf_empty (LIKE vf);
+SELECT agg_same($$SELECT vf_sum(a), vf_first(t), vf_count_nulls(a), vf_cat(t), vf_pairs(a, b) FROM vf_empty$$);
+SELECT agg_same($$SELECT k, vf_sum(a) FROM vf_empty GROUP BY k$$);
+-- An error inside a transition: the same error.
+SELECT agg_same($$SELECT k, vf_boom(a) FROM vf GROUP BY k$$);
+-- Spill at 64kB: fmgr states stay in memory, spilled rows keep their arguments.
+SET work_mem = '64kB';
+SET vexec.mode = force;
+SELECT vecagg_spilled($$SELECT id % 1500, vf_cat(t), vf_sum(a), vf_pairs(a, b) FROM vf GROUP BY 1$$) AS spilled;
+RESET vexec.mode;
+-- Rows reach a group in input order, as in PostgreSQL's spilling
+-- HashAggregate (enable_sort off keeps PostgreSQL from sorting, which
+-- would change the order the order-dependent vf_cat and vf_first see).
+SET enable_sort = off;
+SELECT agg_same($$SELECT id % 1500, vf_cat(t), vf_sum(a), vf_pairs(a, b), vf_first(c) FROM vf GROUP BY 1$$);
+RESET enable_sort;
+RESET work_mem;
+-- Parallel: fmgr states do not combine, so the serial VecAgg stays.
+SET vexec.mode = force;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT line FROM vexec_plan_lines($$SELECT k, vf_sum(a) FROM vf GROUP BY k$$) line WHERE line LIKE '%Aggregate%';
+RESET ALL;
+SET search_path = public;
+DROP TABLE vf, vf_empty;
