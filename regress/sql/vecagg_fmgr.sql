@@ -53,6 +53,8 @@ EXPLAIN (VEXEC, COSTS OFF) SELECT vf_sum(a), vf_cat(t) FROM vf;
 -- Refused: an internal state; a function that can raise over a filtered input.
 EXPLAIN (VEXEC, COSTS OFF) SELECT string_agg(t, ',') FROM vf;
 EXPLAIN (VEXEC, COSTS OFF) SELECT vf_sum(a) FROM vf WHERE id > 5;
+-- (and C functions other than known built-in ones: they may need an aggregate context)
+EXPLAIN (VEXEC, COSTS OFF) SELECT range_intersect_agg(int4range(a, a + 10)) FROM vf;
 -- (and arguments of fixed-length by-reference types: spill files hold varlenas)
 EXPLAIN (VEXEC, COSTS OFF) SELECT max(iv) FROM vf;
 RESET vexec.mode;

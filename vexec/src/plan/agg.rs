@@ -198,14 +198,63 @@ unsafe fn fmgr_transition(aggref: *mut pg_sys::Aggref, builtin: bool) -> Result<
                 ));
             }
         }
-        let Some((transfn, _, _, _)) = aggregate_functions(a.aggfnoid) else {
+        let Some((transfn, finalfn, _, _)) = aggregate_functions(a.aggfnoid) else {
             return Err("and it has no pg_aggregate entry".into());
         };
         // Built-in min/max transitions (int4larger, interval_smaller, ...)
         // only compare; any other function may raise an error.
         let fname = CStr::from_ptr(pg_sys::get_func_name(transfn)).to_string_lossy().into_owned();
         let compares = builtin && (fname.ends_with("larger") || fname.ends_with("smaller"));
+        // Functions get no aggregate context here. A C function may demand
+        // one (range_intersect_agg_transfn: "called in non-aggregate
+        // context") or read PostgreSQL's Agg node through it, so C code runs
+        // only when known not to: built-in transitions named here, with the
+        // built-in aggregate's own final function. SQL and PL functions never see it.
+        let known = builtin && (compares || SAFE_BUILTIN_TRANSFNS.contains(&fname.as_str()));
+        if !known {
+            for f in [transfn, finalfn].into_iter().filter(|&f| f != pg_sys::InvalidOid) {
+                if is_c_function(f) {
+                    let n = CStr::from_ptr(pg_sys::get_func_name(f)).to_string_lossy().into_owned();
+                    return Err(format!("and its function {n} is in C (it may need PostgreSQL's Agg node)"));
+                }
+            }
+        }
         Ok(Transition::Fmgr { raises: !compares })
+    }
+}
+
+/// Built-in C transition functions that work without an aggregate context
+/// (besides the *larger/*smaller comparisons): bit_and/bit_or/bit_xor,
+/// corr/covar/regr_* (regr_count too), sum(money).
+const SAFE_BUILTIN_TRANSFNS: &[&str] = &[
+    "int2and",
+    "int2or",
+    "int2xor",
+    "int4and",
+    "int4or",
+    "int4xor",
+    "int8and",
+    "int8or",
+    "int8xor",
+    "bitand",
+    "bitor",
+    "bitxor",
+    "float8_regr_accum",
+    "int8inc_float8_float8",
+    "cash_pl",
+];
+
+/// Whether function `f` is written in C (language internal or c).
+unsafe fn is_c_function(f: pg_sys::Oid) -> bool {
+    unsafe {
+        let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::PROCOID as i32, f.into());
+        if tup.is_null() {
+            return true;
+        }
+        let lang = (*(pg_sys::GETSTRUCT(tup) as *mut pg_sys::FormData_pg_proc)).prolang;
+        pg_sys::ReleaseSysCache(tup);
+        lang == pg_sys::Oid::from(pg_sys::INTERNALlanguageId)
+            || lang == pg_sys::Oid::from(pg_sys::ClanguageId)
     }
 }
 
