@@ -96,3 +96,15 @@ SELECT line FROM vexec_plan_lines($$SELECT k, vf_sum(a) FROM vf GROUP BY k$$) li
 RESET ALL;
 SET search_path = public;
 DROP TABLE vf, vf_empty;
+-- An aggregate of no argument (agg(*)): the state function alone.
+CREATE FUNCTION vf_tick(int8) RETURNS int8 LANGUAGE sql IMMUTABLE AS 'SELECT coalesce($1, 0) + 1';
+CREATE AGGREGATE vf_ticks(*) (sfunc = vf_tick, stype = int8);
+CREATE AGGREGATE vf_ticks_c(*) (sfunc = int8inc, stype = int8, initcond = '0');
+CREATE TABLE vf_star AS SELECT g AS k FROM generate_series(1, 2500) g;
+SET vexec.mode = force;
+EXPLAIN (VEXEC, COSTS OFF) SELECT vf_ticks(*), vf_ticks_c(*) FROM vf_star;
+RESET vexec.mode;
+SELECT agg_same($$SELECT vf_ticks(*), count(*) FROM vf_star$$);
+SELECT agg_same($$SELECT k % 3, vf_ticks(*) FROM vf_star GROUP BY 1$$);
+SELECT agg_same($$SELECT vf_ticks_c(*) FROM vf_star$$);
+DROP TABLE vf_star;

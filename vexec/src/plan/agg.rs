@@ -185,7 +185,8 @@ unsafe fn fmgr_transition(aggref: *mut pg_sys::Aggref, builtin: bool) -> Result<
         if a.aggtranstype == pg_sys::INTERNALOID {
             return Err("and its state is internal (not run through fmgr)".into());
         }
-        if (*a.args).length > MAX_FMGR_ARGS as i32 {
+        // (`agg(*)` has no arguments: args is NIL.)
+        if list_ptrs::<pg_sys::TargetEntry>(a.args).count() > MAX_FMGR_ARGS {
             return Err(format!("and it has more than {MAX_FMGR_ARGS} arguments"));
         }
         // Arguments go to spill files as values: by value, or varlenas.
@@ -255,6 +256,55 @@ unsafe fn is_c_function(f: pg_sys::Oid) -> bool {
         pg_sys::ReleaseSysCache(tup);
         lang == pg_sys::Oid::from(pg_sys::INTERNALlanguageId)
             || lang == pg_sys::Oid::from(pg_sys::ClanguageId)
+    }
+}
+
+/// custom_private of a VecAgg path: its report id, HAVING, group keys,
+/// their kinds, and which part of the aggregation it does.
+unsafe fn agg_private(
+    id: u32,
+    having: *mut pg_sys::Node,
+    key_list: *mut pg_sys::List,
+    kind_list: *mut pg_sys::List,
+    split: AggSplit,
+) -> *mut pg_sys::List {
+    unsafe {
+        let mut l = pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id as i32).cast());
+        l = pg_sys::lappend(l, having.cast());
+        l = pg_sys::lappend(l, key_list.cast());
+        l = pg_sys::lappend(l, kind_list.cast());
+        pg_sys::lappend(l, pg_sys::makeInteger(split as i32).cast())
+    }
+}
+
+/// A VecAgg CustomPath over `child`; `workers`: a partial path run by that
+/// many parallel workers (and the leader) under a Gather.
+unsafe fn agg_path(
+    parent: *mut pg_sys::RelOptInfo,
+    target: *mut pg_sys::PathTarget,
+    c: &cost::Cost,
+    disabled_nodes: i32,
+    child: *mut pg_sys::Path,
+    private: *mut pg_sys::List,
+    workers: Option<i32>,
+) -> *mut pg_sys::CustomPath {
+    unsafe {
+        let cp = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        let p = &mut (*cp).path;
+        p.type_ = pg_sys::NodeTag::T_CustomPath;
+        p.pathtype = pg_sys::NodeTag::T_CustomScan;
+        p.parent = parent;
+        p.pathtarget = target;
+        p.parallel_safe = workers.is_some();
+        p.parallel_workers = workers.unwrap_or(0);
+        p.rows = c.rows;
+        p.disabled_nodes = disabled_nodes;
+        p.startup_cost = c.startup;
+        p.total_cost = c.total;
+        (*cp).custom_paths = pg_sys::lappend(std::ptr::null_mut(), child.cast());
+        (*cp).custom_private = private;
+        (*cp).methods = &PATH_METHODS.0;
+        cp
     }
 }
 
@@ -552,28 +602,12 @@ unsafe fn consider(
         };
 
         let id = report::next_id();
-        let cp = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
-        let p = &mut (*cp).path;
-        p.type_ = pg_sys::NodeTag::T_CustomPath;
-        p.pathtype = pg_sys::NodeTag::T_CustomScan;
-        p.parent = output_rel;
-        p.pathtarget = target;
-        p.parallel_safe = false;
-        p.rows = c.rows;
         // A hashed VecAgg is a hash aggregate: enable_hashagg = off disables it
         // as it disables HashAggregate (counted, not refused).
-        p.disabled_nodes =
-            (*child).path.disabled_nodes + (!keys.is_empty() && !pg_sys::enable_hashagg) as i32;
-        p.startup_cost = c.startup;
-        p.total_cost = c.total;
-        (*cp).custom_paths = pg_sys::lappend(std::ptr::null_mut(), child.cast());
-        (*cp).custom_private = pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id as i32).cast());
-        (*cp).custom_private = pg_sys::lappend((*cp).custom_private, having.cast());
-        (*cp).custom_private = pg_sys::lappend((*cp).custom_private, key_list.cast());
-        (*cp).custom_private = pg_sys::lappend((*cp).custom_private, kind_list.cast());
-        (*cp).custom_private =
-            pg_sys::lappend((*cp).custom_private, pg_sys::makeInteger(AggSplit::Serial as i32).cast());
-        (*cp).methods = &PATH_METHODS.0;
+        let disabled = (*child).path.disabled_nodes + (!keys.is_empty() && !pg_sys::enable_hashagg) as i32;
+        let private = agg_private(id, having, key_list, kind_list, AggSplit::Serial);
+        let cp = agg_path(output_rel, target, &c, disabled, child.cast(), private, None);
+        let p = &mut (*cp).path;
 
         let nfmgr = aggs.iter().filter(|&&a| matches!(transition_of(a), Ok(Transition::Fmgr { .. }))).count();
         let mut details = vec![format!(
@@ -689,29 +723,9 @@ unsafe fn consider_parallel(
             cost::hashed_agg(&(*child).path, naggs, p.keys.len(), groups, (*ptarget).width)
         };
         let id = report::next_id();
-        let private = |having: *mut pg_sys::Node, split: AggSplit| {
-            let mut l = pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id as i32).cast());
-            l = pg_sys::lappend(l, having.cast());
-            l = pg_sys::lappend(l, p.key_list.cast());
-            l = pg_sys::lappend(l, p.kind_list.cast());
-            pg_sys::lappend(l, pg_sys::makeInteger(split as i32).cast())
-        };
-        let partial = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
-        let pp = &mut (*partial).path;
-        pp.type_ = pg_sys::NodeTag::T_CustomPath;
-        pp.pathtype = pg_sys::NodeTag::T_CustomScan;
-        pp.parent = output_rel;
-        pp.pathtarget = ptarget;
-        pp.parallel_safe = true;
-        pp.parallel_workers = workers;
-        pp.rows = pc.rows;
-        pp.disabled_nodes =
-            (*child).path.disabled_nodes + (!p.keys.is_empty() && !pg_sys::enable_hashagg) as i32;
-        pp.startup_cost = pc.startup;
-        pp.total_cost = pc.total;
-        (*partial).custom_paths = pg_sys::lappend(std::ptr::null_mut(), child.cast());
-        (*partial).custom_private = private(std::ptr::null_mut(), AggSplit::Partial);
-        (*partial).methods = &PATH_METHODS.0;
+        let disabled = (*child).path.disabled_nodes + (!p.keys.is_empty() && !pg_sys::enable_hashagg) as i32;
+        let private = agg_private(id, std::ptr::null_mut(), p.key_list, p.kind_list, AggSplit::Partial);
+        let partial = agg_path(output_rel, ptarget, &pc, disabled, child.cast(), private, Some(workers));
 
         // Gather the partial groups of every participant.
         let mut gathered = pc.rows * cost::parallel_divisor(workers);
@@ -730,21 +744,11 @@ unsafe fn consider_parallel(
         let startup = (*gather).path.total_cost
             + gathered * (p.keys.len() as f64 * op * cost::GROUP_KEY_FACTOR + naggs as f64 * op);
         let groups = if p.keys.is_empty() { 1.0 } else { p.groups };
-        let fin = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
-        let fp = &mut (*fin).path;
-        fp.type_ = pg_sys::NodeTag::T_CustomPath;
-        fp.pathtype = pg_sys::NodeTag::T_CustomScan;
-        fp.parent = output_rel;
-        fp.pathtarget = target;
-        fp.parallel_safe = false;
-        fp.rows = groups;
-        fp.disabled_nodes = (*gather).path.disabled_nodes;
-        fp.startup_cost = startup;
-        fp.total_cost = startup + groups * pg_sys::cpu_tuple_cost;
-        (*fin).custom_paths = pg_sys::lappend(std::ptr::null_mut(), gather.cast());
-        (*fin).custom_private = private((*extra).havingQual, AggSplit::Finalize);
-        (*fin).methods = &PATH_METHODS.0;
-        let total = fp.total_cost;
+        let fc = cost::Cost { startup, total: startup + groups * pg_sys::cpu_tuple_cost, rows: groups };
+        let private = agg_private(id, (*extra).havingQual, p.key_list, p.kind_list, AggSplit::Finalize);
+        let fin =
+            agg_path(output_rel, target, &fc, (*gather).path.disabled_nodes, gather.cast(), private, None);
+        let total = fc.total;
         pg_sys::add_path(output_rel, fin.cast());
 
         let kind = if p.keys.is_empty() { "plain (parallel)" } else { "hashed (parallel)" };

@@ -840,6 +840,23 @@ impl Accumulator {
     }
 }
 
+/// float4pl/float8pl as a combine function: another partial sum `x` (when
+/// it saw a value) into `sum`.
+fn combine_float_sum<T: Copy>(
+    sum: &mut T,
+    seen: &mut bool,
+    other_seen: bool,
+    x: T,
+    add: fn(T, T) -> Option<T>,
+    overflow: AggError,
+) -> Result<(), AggError> {
+    if other_seen {
+        *sum = if *seen { add(*sum, x).ok_or(overflow)? } else { x };
+        *seen = true;
+    }
+    Ok(())
+}
+
 /// Reads a partial state back (see [`Accumulator::serialize`]).
 struct StateReader<'a>(&'a [u8]);
 
@@ -985,28 +1002,18 @@ impl Accumulator {
             }
             (State::F32Sum { sums, seen }, _) => {
                 let (other_seen, x) = (rd.u8()? != 0, rd.f32()?);
-                if other_seen {
-                    if seen[g] {
-                        match float4_pl(sums[g], x) {
-                            Some(s) => sums[g] = s,
-                            None => return Some(Err(overflow)),
-                        }
-                    } else {
-                        (sums[g], seen[g]) = (x, true);
-                    }
+                if let Err(e) =
+                    combine_float_sum(&mut sums[g], &mut seen[g], other_seen, x, float4_pl, overflow)
+                {
+                    return Some(Err(e));
                 }
             }
             (State::F64Sum { sums, seen }, _) => {
                 let (other_seen, x) = (rd.u8()? != 0, rd.f64()?);
-                if other_seen {
-                    if seen[g] {
-                        match float8_pl(sums[g], x) {
-                            Some(s) => sums[g] = s,
-                            None => return Some(Err(overflow)),
-                        }
-                    } else {
-                        (sums[g], seen[g]) = (x, true);
-                    }
+                if let Err(e) =
+                    combine_float_sum(&mut sums[g], &mut seen[g], other_seen, x, float8_pl, overflow)
+                {
+                    return Some(Err(e));
                 }
             }
             (State::Moments { n, sx, sxx }, _) => {
