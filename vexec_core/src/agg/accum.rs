@@ -208,6 +208,11 @@ enum State {
         counts: Vec<i64>,
         seen: Box<GroupTable>,
     },
+    /// count(DISTINCT) of integer-like values: the (group, value) pairs seen.
+    DistinctInts {
+        counts: Vec<i64>,
+        seen: hashbrown::HashSet<(u32, i64), foldhash::fast::FixedState>,
+    },
     IntSum {
         sums: Vec<i64>,
         counts: Vec<i64>,
@@ -407,6 +412,10 @@ impl Accumulator {
             Transition::CountRows | Transition::CountValues | Transition::Fmgr { .. } => {
                 State::Counts(vec![])
             }
+            Transition::CountDistinct(KeyKind::Int) => State::DistinctInts {
+                counts: vec![],
+                seen: hashbrown::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(0x6469_7374)),
+            },
             Transition::CountDistinct(kind) => {
                 State::Distinct { counts: vec![], seen: Box::new(GroupTable::new(&[KeyKind::Int, kind])) }
             }
@@ -442,7 +451,9 @@ impl Accumulator {
     /// Make room for groups `0..n` (new groups start empty).
     pub fn ensure_groups(&mut self, n: usize) {
         match &mut self.state {
-            State::Counts(c) | State::Distinct { counts: c, .. } => c.resize(n, 0),
+            State::Counts(c) | State::Distinct { counts: c, .. } | State::DistinctInts { counts: c, .. } => {
+                c.resize(n, 0)
+            }
             State::IntSum { sums, counts } => {
                 sums.resize(n, 0);
                 counts.resize(n, 0);
@@ -530,6 +541,11 @@ impl Accumulator {
                         counts[g as usize] += 1;
                         next += 1;
                     }
+                }
+            }
+            (State::DistinctInts { counts, seen }, _) => {
+                for (g, r) in live {
+                    counts[g] += seen.insert((g as u32, int_value(&col.values, r))) as i64;
                 }
             }
             (State::IntSum { sums, counts }, _) => {
@@ -755,7 +771,9 @@ impl Accumulator {
     /// The result for group `g`.
     pub fn result(&self, g: usize) -> AggResult<'_> {
         match (&self.state, self.transition) {
-            (State::Counts(c), _) | (State::Distinct { counts: c, .. }, _) => AggResult::Int(c[g]),
+            (State::Counts(c), _)
+            | (State::Distinct { counts: c, .. }, _)
+            | (State::DistinctInts { counts: c, .. }, _) => AggResult::Int(c[g]),
             (State::IntSum { sums, counts }, _) => {
                 if counts[g] == 0 {
                     AggResult::Null
@@ -821,6 +839,8 @@ impl Accumulator {
         match &self.state {
             State::Counts(c) => c.capacity() * 8,
             State::Distinct { counts, seen } => counts.capacity() * 8 + seen.bytes_used(),
+            // 16-byte entries and a control byte each.
+            State::DistinctInts { counts, seen } => counts.capacity() * 8 + seen.capacity() * 17,
             State::IntSum { sums, counts } => (sums.capacity() + counts.capacity()) * 8,
             State::WideSum { sums, counts } => sums.capacity() * 16 + counts.capacity() * 8,
             State::F32Sum { sums, seen } => sums.capacity() * 4 + seen.capacity(),
@@ -908,7 +928,9 @@ impl Accumulator {
         out.clear();
         match &self.state {
             State::Counts(c) => out.extend_from_slice(&c[g].to_le_bytes()),
-            State::Distinct { .. } => panic!("count(DISTINCT) has no partial state"),
+            State::Distinct { .. } | State::DistinctInts { .. } => {
+                panic!("count(DISTINCT) has no partial state")
+            }
             State::IntSum { sums, counts } => {
                 out.extend_from_slice(&sums[g].to_le_bytes());
                 out.extend_from_slice(&counts[g].to_le_bytes());
@@ -991,7 +1013,7 @@ impl Accumulator {
         let overflow = AggError::FloatOverflow { row };
         match (&mut self.state, self.transition) {
             (State::Counts(c), _) => c[g] += rd.i64()?,
-            (State::Distinct { .. }, _) => return None,
+            (State::Distinct { .. } | State::DistinctInts { .. }, _) => return None,
             (State::IntSum { sums, counts }, _) => {
                 sums[g] = sums[g].wrapping_add(rd.i64()?);
                 counts[g] += rd.i64()?;
@@ -1525,5 +1547,22 @@ mod tests {
             a.update(&[0, 0, 1, 1], &[0, 1, 2, 3], Some(&b2)).unwrap();
         }
         assert_eq!((a.result(0), a.result(1)), (AggResult::Int(3), AggResult::Int(2)));
+
+        // Integer values: the same counts as the group table's pairs give.
+        let vals: Vec<Option<i32>> =
+            (0..2000).map(|i| (i % 17 != 0).then_some((i * 7919) % 613 - 300)).collect();
+        let col = i32s(&vals);
+        let groups: Vec<u32> = (0..2000).map(|i| (i % 5) as u32).collect();
+        let (ints, _) = run(Transition::CountDistinct(KeyKind::Int), Some(&col), &groups);
+        let mut table = GroupTable::new(&[KeyKind::Int, KeyKind::Int]);
+        let mut gcol = Column::new(PhysType::I64, 2000);
+        groups.iter().enumerate().for_each(|(i, &g)| gcol.values.set_datum(i, g as usize));
+        let rows: Vec<RowIdx> = (0..2000).filter(|&r| col.is_valid(r as usize)).collect();
+        let mut ids = Vec::new();
+        unsafe { table.assign(&[&gcol, &col], &rows, &mut ids) };
+        for g in 0..5u32 {
+            let pairs = (0..table.len()).filter(|&p| table.fixed_key(0, p) == Some(g as i64)).count();
+            assert_eq!(ints.result(g as usize), AggResult::Int(pairs as i64), "group {g}");
+        }
     }
 }
