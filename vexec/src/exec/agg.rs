@@ -56,7 +56,6 @@ const MAX_SPILL_LEVEL: u32 = 15;
 /// and of its FILTER (a boolean: the rows where it is true count).
 struct AggItem {
     transition: Transition,
-    arg: Option<usize>,
     /// Every argument's child column (fmgr aggregates may have several).
     args: Vec<usize>,
     filter: Option<usize>,
@@ -277,7 +276,6 @@ unsafe extern "C-unwind" fn begin(
                     && !crate::expr::compile::collation_allows(collid, false);
                 AggItem {
                     transition,
-                    arg: s.2.first().copied(),
                     args: s.2,
                     filter: (s.1 >= 0).then_some(s.1 as usize),
                     result_type,
@@ -377,6 +375,13 @@ impl Grouping {
         self.frozen = false;
         self.level = level;
         self.next = 0;
+    }
+}
+
+impl AggItem {
+    /// The child column of the (first) argument; None for count(*).
+    fn arg(&self) -> Option<usize> {
+        self.args.first().copied()
     }
 }
 
@@ -497,12 +502,12 @@ impl AggState {
     /// text min/max arguments (whose bytes are compared) and, when a
     /// hashed aggregate spills, every by-reference column it writes.
     fn reads_bytes(&self, c: usize) -> bool {
-        if self.split == AggSplit::Finalize && self.items.iter().any(|it| it.arg == Some(c)) {
+        if self.split == AggSplit::Finalize && self.items.iter().any(|it| it.arg() == Some(c)) {
             return true; // partial states
         }
         match &self.grouping {
             Some(g) => g.spill_values[c],
-            None => self.items.iter().any(|it| it.arg == Some(c) && reads_arg_bytes(it.transition)),
+            None => self.items.iter().any(|it| it.arg() == Some(c) && reads_arg_bytes(it.transition)),
         }
     }
 
@@ -590,7 +595,7 @@ impl AggState {
             };
             let (mut f_groups, mut f_rows) = (Vec::new(), Vec::new());
             for ((item, acc), fmgr) in self.items.iter().zip(self.accs.iter_mut()).zip(self.fmgr.iter_mut()) {
-                let arg = item.arg.map(|i| &columns[i]);
+                let arg = item.arg().map(|i| &columns[i]);
                 let (groups, rows) = match item.filter {
                     None => (&groups[..], &rows[..]),
                     Some(f) => {
@@ -725,7 +730,7 @@ unsafe fn request_scaled_args(
     let takes = |t: Transition| matches!(t, Transition::SumNumeric | Transition::AvgNumeric);
     let mut scaled = Vec::new();
     for i in 0..items.len() {
-        let Some(c) = items[i].arg.filter(|&c| c >= nkeys && takes(items[i].transition)) else { continue };
+        let Some(c) = items[i].arg().filter(|&c| c >= nkeys && takes(items[i].transition)) else { continue };
         if scaled.iter().any(|&(col, _)| col == c) {
             continue;
         }
@@ -739,7 +744,7 @@ unsafe fn request_scaled_args(
     }
     for it in items.iter_mut() {
         if takes(it.transition) {
-            it.arg_scale = scaled.iter().find(|s| Some(s.0) == it.arg).map(|s| s.1);
+            it.arg_scale = scaled.iter().find(|s| Some(s.0) == it.arg()).map(|s| s.1);
         }
     }
     scaled
