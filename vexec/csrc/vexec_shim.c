@@ -36,6 +36,7 @@
 #include "storage/read_stream.h"
 #include "utils/datum.h"
 #include "utils/rel.h"
+#include "utils/sortsupport.h"
 
 #include "vexec_shim.h"
 
@@ -684,4 +685,91 @@ vx_detoast(Datum *values, const uint8 *validity, int nrows, const uint16 *rows)
 			VARATT_IS_COMPRESSED(DatumGetPointer(values[row])))
 			values[row] = PointerGetDatum(pg_detoast_datum_packed((struct varlena *) DatumGetPointer(values[row])));
 	}
+}
+
+/* Replace the values of `rows` by copies in the current memory context
+ * (datumCopy: a varlena keeps its TOAST pointer or compression, an expanded
+ * object is flattened). With `detoast`, varlenas are made plain first, so
+ * their bytes can be compared. */
+void
+vx_copy_datums(Datum *values, const uint8 *validity, int nrows, const uint16 *rows,
+			   int16 typlen, bool detoast)
+{
+	for (int i = 0; i < nrows; i++)
+	{
+		int			row = rows[i];
+		Datum		d = values[row];
+
+		if (!(validity[row >> 3] & (1 << (row & 7))))
+			continue;
+		if (detoast && typlen == -1 &&
+			(VARATT_IS_EXTERNAL(DatumGetPointer(d)) || VARATT_IS_COMPRESSED(DatumGetPointer(d))))
+		{
+			/* detoasting makes a fresh copy already */
+			values[row] = PointerGetDatum(pg_detoast_datum_packed((struct varlena *) DatumGetPointer(d)));
+			continue;
+		}
+		values[row] = datumCopy(d, false, typlen);
+	}
+}
+
+typedef struct VxRankSort
+{
+	const Datum *values;
+	SortSupport ssup;
+} VxRankSort;
+
+static int
+vx_rank_cmp(const void *a, const void *b, void *arg)
+{
+	VxRankSort *rs = (VxRankSort *) arg;
+	uint32		x = *(const uint32 *) a;
+	uint32		y = *(const uint32 *) b;
+	int			c = ApplySortComparator(rs->values[x], false, rs->values[y], false, rs->ssup);
+
+	if (c != 0)
+		return c;
+	return (x > y) - (x < y);
+}
+
+/* Rank the non-NULL values of one sort key by the ordering operator
+ * `sortop` under `collation` (its SortSupport comparator, as tuplesort
+ * compares): equal values get the same rank, ranks ascend in the
+ * operator's order. NULL rows get rank 0 (the caller orders NULLs).
+ * Comparators may allocate: the caller runs this in a short-lived context. */
+void
+vx_sort_ranks(Oid sortop, Oid collation, const Datum *values, const bool *isnull,
+			  int n, uint32 *ranks)
+{
+	SortSupportData ssup;
+	VxRankSort	rs;
+	uint32	   *idx = palloc(sizeof(uint32) * Max(n, 1));
+	int			m = 0;
+	uint32		rank = 0;
+
+	memset(&ssup, 0, sizeof(ssup));
+	ssup.ssup_cxt = CurrentMemoryContext;
+	ssup.ssup_collation = collation;
+	ssup.ssup_nulls_first = false;
+	ssup.abbreviate = false;
+	PrepareSortSupportFromOrderingOp(sortop, &ssup);
+
+	for (int i = 0; i < n; i++)
+	{
+		ranks[i] = 0;
+		if (!isnull[i])
+			idx[m++] = (uint32) i;
+	}
+	rs.values = values;
+	rs.ssup = &ssup;
+	qsort_arg(idx, m, sizeof(uint32), vx_rank_cmp, &rs);
+	for (int i = 0; i < m; i++)
+	{
+		if (i > 0 && ApplySortComparator(values[idx[i - 1]], false, values[idx[i]], false, &ssup) != 0)
+			rank++;
+		ranks[idx[i]] = rank;
+		if ((i & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	pfree(idx);
 }

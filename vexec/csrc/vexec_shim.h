@@ -87,5 +87,9 @@ extern int	vx_eval_rows(ExprContext *econtext, TupleTableSlot *slot,
 extern Datum vx_eval_scalar(ExprState *state, ExprContext *econtext, bool *isnull);
 extern bool vx_param_exec_ready(ExprContext *econtext, int paramid);
 extern void vx_detoast(Datum *values, const uint8 *validity, int nrows, const uint16 *rows);
+extern void vx_copy_datums(Datum *values, const uint8 *validity, int nrows, const uint16 *rows,
+						   int16 typlen, bool detoast);
+extern void vx_sort_ranks(Oid sortop, Oid collation, const Datum *values, const bool *isnull,
+						  int n, uint32 *ranks);
 
 #endif

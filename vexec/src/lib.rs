@@ -38,8 +38,10 @@ pub extern "C-unwind" fn _PG_init() {
     plan::report::install_hook();
     plan::scan::install_hook();
     plan::agg::install_hook();
+    plan::sort::install_hook();
     exec::scan::register();
     exec::agg::register();
+    exec::sort::register();
 }
 
 /// The version of the vexec library that is loaded (not necessarily that of

@@ -109,6 +109,22 @@ unsafe extern "C-unwind" {
     ) -> usize;
     pub fn vx_param_exec_ready(econtext: *mut pg_sys::ExprContext, paramid: c_int) -> bool;
     pub fn vx_detoast(values: *mut usize, validity: *const u8, nrows: c_int, rows: *const u16);
+    pub fn vx_copy_datums(
+        values: *mut usize,
+        validity: *const u8,
+        nrows: c_int,
+        rows: *const u16,
+        typlen: i16,
+        detoast: bool,
+    );
+    pub fn vx_sort_ranks(
+        sortop: pg_sys::Oid,
+        collation: pg_sys::Oid,
+        values: *const usize,
+        isnull: *const bool,
+        n: c_int,
+        ranks: *mut u32,
+    );
 }
 
 /// Run `f` (a call into C that may raise an ERROR) so that the ERROR becomes

@@ -10,4 +10,5 @@ pub mod batch;
 pub mod expr;
 pub mod numeric;
 pub mod report;
+pub mod sort;
 pub mod spill;

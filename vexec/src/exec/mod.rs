@@ -3,4 +3,5 @@
 pub mod agg;
 pub mod fmgr_agg;
 pub mod scan;
+pub mod sort;
 pub mod spill;

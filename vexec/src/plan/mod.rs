@@ -6,3 +6,4 @@ pub mod cost;
 pub mod explain;
 pub mod report;
 pub mod scan;
+pub mod sort;
