@@ -36,7 +36,7 @@ RESET vexec.batch_format;
 -- With ANALYZE, and for statements of several kinds.
 EXPLAIN (VEXEC, ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*) FROM vt;
 EXPLAIN (VEXEC, COSTS OFF) INSERT INTO vt SELECT * FROM vt WHERE a < 0;
-EXPLAIN (VEXEC, COSTS OFF) SELECT * FROM vt WHERE a IN (SELECT a FROM vt WHERE b = 'b1');
+EXPLAIN (VEXEC, COSTS OFF) SELECT a FROM vt WHERE b = 'b1' UNION ALL SELECT a FROM vt WHERE a < 3;
 
 -- A cached generic plan reports the mode it was planned in; changing
 -- vexec.mode invalidates it, so the next execution is planned anew.

@@ -141,13 +141,20 @@ SELECT sort_same($$SELECT id, s FROM vso ORDER BY s DESC FETCH FIRST 5 ROWS WITH
 SELECT sort_same($$SELECT id, a FROM vso ORDER BY a, id LIMIT 0$$);
 SELECT sort_same($$SELECT id FROM vso WHERE false ORDER BY a, id$$);
 -- Past a few thousand rows the top-N sort cuts back to its bound (and ties).
-CREATE TABLE vso_big AS SELECT g AS id, g % 7 AS k, (g * 7919) % 100000 AS v, 'w' || (g % 1000) AS w
+CREATE TABLE vso_big AS SELECT g AS id, g % 7 AS k, (g * 7919) % 100000 AS v, 'w' || (g % 1000) AS w,
+  CASE WHEN g % 11 = 0 THEN NULL ELSE g % 500 END AS nk
   FROM generate_series(1, 30000) g;
 ANALYZE vso_big;
 SELECT sort_method($$SELECT * FROM vso_big ORDER BY v DESC, id LIMIT 5$$);
 SELECT sort_same($$SELECT * FROM vso_big ORDER BY v DESC, id LIMIT 5$$);
 SELECT sort_same($$SELECT * FROM vso_big ORDER BY w, id LIMIT 5$$);
 SELECT sort_same($$SELECT id, k FROM vso_big ORDER BY k FETCH FIRST 2 ROWS WITH TIES$$, false);
+-- After a cut, rows sorting after the last kept row are dropped on arrival
+-- (compared by the keys' own comparators, NULLs placed as the keys say).
+SELECT sort_same($$SELECT id, nk FROM vso_big ORDER BY nk NULLS FIRST, id LIMIT 7$$);
+SELECT sort_same($$SELECT id, nk, w FROM vso_big ORDER BY nk DESC, w DESC, id LIMIT 12$$);
+SELECT sort_same($$SELECT id, nk, w FROM vso_big ORDER BY w DESC NULLS LAST, nk NULLS FIRST, id LIMIT 30$$);
+SELECT sort_same($$SELECT id, nk FROM vso_big ORDER BY nk DESC NULLS LAST FETCH FIRST 100 ROWS WITH TIES$$, false);
 SELECT sort_same($$SELECT id, k FROM vso_big ORDER BY k DESC, w, id LIMIT 9000$$);
 -- Set-returning functions after the sort: no bound.
 SELECT sort_same($$SELECT id, generate_series(1, a % 3) FROM vso WHERE a IS NOT NULL ORDER BY a, id LIMIT 8$$);
@@ -157,6 +164,9 @@ SELECT sort_same($$SELECT bo, count(*), sum(a) FROM vso GROUP BY bo ORDER BY cou
 SELECT sort_same($$SELECT t, count(*) AS c FROM vso GROUP BY t ORDER BY c DESC, t LIMIT 10$$);
 SELECT sort_same($$SELECT a % 7, max(f), min(u) FROM vso GROUP BY 1 ORDER BY 2 DESC NULLS LAST, 1$$);
 SELECT sort_same($$SELECT count(*) FROM vso ORDER BY 1$$);
+-- Top-N over many groups: cuts and early drops on rows from the aggregate.
+SELECT sort_same($$SELECT v % 20011 AS g, count(*), max(w) FROM vso_big GROUP BY 1 ORDER BY 2 DESC, 3 DESC, 1 LIMIT 6$$);
+SELECT sort_same($$SELECT w, nk, count(*) FROM vso_big GROUP BY w, nk ORDER BY nk NULLS FIRST, w LIMIT 15$$);
 
 -- Past work_mem the rows go to PostgreSQL's tuplesort (spill to disk).
 SET work_mem = '64kB';

@@ -773,3 +773,38 @@ vx_sort_ranks(Oid sortop, Oid collation, const Datum *values, const bool *isnull
 	}
 	pfree(idx);
 }
+
+/* Top-N: keep the rows of a batch that sort no later than the boundary row
+ * (the last row a top-N sort keeps so far); later rows can never enter its
+ * result. Ties are kept (WITH TIES needs them). Every key compares through
+ * its SortSupport, NULLs placed as the key says. Returns the rows kept. */
+int
+vx_topn_filter(int nkeys, SortSupport ssups, const Datum *const *cols, const bool *const *nulls,
+			   const Datum *bvals, const bool *bnulls, int nrows, const uint16 *rows, uint16 *out)
+{
+	int			n = 0;
+
+	for (int i = 0; i < nrows; i++)
+	{
+		int			r = rows[i];
+		int			c = 0;
+
+		for (int k = 0; k < nkeys && c == 0; k++)
+			c = ApplySortComparator(cols[k][r], nulls[k][r], bvals[k], bnulls[k], &ssups[k]);
+		if (c <= 0)
+			out[n++] = (uint16) r;
+	}
+	return n;
+}
+
+/* SortSupport for one key, allocated in the current memory context. */
+void
+vx_prepare_sort_support(SortSupport ssup, Oid sortop, Oid collation, bool nulls_first)
+{
+	memset(ssup, 0, sizeof(SortSupportData));
+	ssup->ssup_cxt = CurrentMemoryContext;
+	ssup->ssup_collation = collation;
+	ssup->ssup_nulls_first = nulls_first;
+	ssup->abbreviate = false;
+	PrepareSortSupportFromOrderingOp(sortop, ssup);
+}

@@ -12,6 +12,7 @@
 #include "nodes/execnodes.h"
 #include "utils/relcache.h"
 #include "utils/snapshot.h"
+#include "utils/sortsupport.h"
 
 /* How a column stores its values (the physical types of vexec_core::batch) */
 #define VX_KIND_U8		0	/* bool: a byte a value */
@@ -89,6 +90,9 @@ extern bool vx_param_exec_ready(ExprContext *econtext, int paramid);
 extern void vx_detoast(Datum *values, const uint8 *validity, int nrows, const uint16 *rows);
 extern void vx_copy_datums(Datum *values, const uint8 *validity, int nrows, const uint16 *rows,
 						   int16 typlen, bool detoast);
+extern int	vx_topn_filter(int nkeys, SortSupport ssups, const Datum *const *cols, const bool *const *nulls,
+						   const Datum *bvals, const bool *bnulls, int nrows, const uint16 *rows, uint16 *out);
+extern void vx_prepare_sort_support(SortSupport ssup, Oid sortop, Oid collation, bool nulls_first);
 extern void vx_sort_ranks(Oid sortop, Oid collation, const Datum *values, const bool *isnull,
 						  int n, uint32 *ranks);
 

@@ -39,9 +39,11 @@ pub extern "C-unwind" fn _PG_init() {
     plan::scan::install_hook();
     plan::agg::install_hook();
     plan::sort::install_hook();
+    plan::join::install_hook();
     exec::scan::register();
     exec::agg::register();
     exec::sort::register();
+    exec::join::register();
 }
 
 /// The version of the vexec library that is loaded (not necessarily that of

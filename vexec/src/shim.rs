@@ -117,6 +117,23 @@ unsafe extern "C-unwind" {
         typlen: i16,
         detoast: bool,
     );
+    pub fn vx_topn_filter(
+        nkeys: c_int,
+        ssups: *mut pg_sys::SortSupportData,
+        cols: *const *const usize,
+        nulls: *const *const bool,
+        bvals: *const usize,
+        bnulls: *const bool,
+        nrows: c_int,
+        rows: *const u16,
+        out: *mut u16,
+    ) -> c_int;
+    pub fn vx_prepare_sort_support(
+        ssup: *mut pg_sys::SortSupportData,
+        sortop: pg_sys::Oid,
+        collation: pg_sys::Oid,
+        nulls_first: bool,
+    );
     pub fn vx_sort_ranks(
         sortop: pg_sys::Oid,
         collation: pg_sys::Oid,

@@ -32,7 +32,7 @@ use std::ptr;
 use crate::pgutil::{list_ptrs, SyncPtr};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::batch::{varlena, Column, PhysType, RowIdx, BATCH_CAPACITY};
+use vexec_core::batch::{Column, PhysType, RowIdx, BATCH_CAPACITY};
 use vexec_core::sort::{sort_rows, KeyValues, RowStore, SortKey};
 
 use crate::exec::scan;
@@ -75,6 +75,8 @@ struct Stats {
     batches: u64,
     rows: u64,
     cuts: u64,
+    /// Rows a top-N sort dropped on arrival (after its boundary).
+    dropped: u64,
     peak_memory: usize,
 }
 
@@ -104,10 +106,18 @@ pub struct SortState {
     sorted_slot: *mut pg_sys::TupleTableSlot,
     /// Rows to gather before the next top-N cut.
     cut_at: usize,
+    /// Top-N: per key, its SortSupport (allocated with the first boundary).
+    ssups: *mut pg_sys::SortSupportData,
+    /// Top-N: the key values of the last row kept by the latest cut; batch
+    /// rows that sort after it are dropped on arrival.
+    boundary: Option<Vec<Option<usize>>>,
     budget: usize,
     order: Vec<u32>,
     pos: usize,
     sorted: bool,
+    /// The row child returned its last row (it must not be called again
+    /// until rescanned: an index scan would start over).
+    child_done: bool,
     stats: Stats,
 }
 
@@ -294,10 +304,13 @@ unsafe extern "C-unwind" fn begin(
             tuplesort: ptr::null_mut(),
             sorted_slot,
             cut_at: first_cut(bound),
+            ssups: ptr::null_mut(),
+            boundary: None,
             budget: pg_sys::work_mem as usize * 1024,
             order: Vec::new(),
             pos: 0,
             sorted: false,
+            child_done: false,
             stats: Stats::default(),
         });
         let vnode = node as *mut VecSortNode;
@@ -333,33 +346,40 @@ impl SortState {
             loop {
                 check_for_interrupts!();
                 pg_sys::MemoryContextReset(per_batch);
-                let (mut columns, rows, copied) = match self.input {
+                let (mut columns, rows) = match self.input {
                     Input::Batches => {
                         let Some(b) = scan::next_vector_batch(self.child as *mut pg_sys::CustomScanState)
                         else {
                             break;
                         };
-                        (b.columns, b.rows, false)
+                        (b.columns, b.rows)
                     }
                     Input::Rows => {
                         let (columns, n) = self.read_rows();
                         if n == 0 {
                             break;
                         }
-                        (columns, vexec_core::batch::full_selection(n), true)
+                        (columns, vexec_core::batch::full_selection(n))
                     }
                 };
                 self.stats.batches += 1;
                 self.stats.rows += rows.len() as u64;
                 if !self.tuplesort.is_null() {
                     self.put_tuplesort(node, &columns, &rows);
-                    // (a row child's values were copied there)
-                    pg_sys::MemoryContextReset(self.data_cxt);
                     continue;
                 }
-                if !copied {
-                    self.copy_by_ref(&mut columns, &rows);
-                }
+                let rows = match &self.boundary {
+                    Some(_) => {
+                        let kept = self.drop_after_boundary(&columns, &rows);
+                        self.stats.dropped += (rows.len() - kept.len()) as u64;
+                        if kept.is_empty() {
+                            continue;
+                        }
+                        kept
+                    }
+                    None => rows,
+                };
+                self.copy_by_ref(&mut columns, &rows);
                 self.store.push_batch(&columns, &rows);
                 if self.store.len() >= self.cut_at {
                     self.cut();
@@ -381,20 +401,21 @@ impl SortState {
     }
 
     /// Up to a batch of rows from a row child, by-reference values copied
-    /// into the node's memory.
+    /// into the per-batch memory (the slot's are gone with the next row).
     unsafe fn read_rows(&mut self) -> (Vec<Column>, usize) {
         unsafe {
             let mut columns: Vec<Column> =
                 self.types.iter().map(|t| Column::new(t.phys, BATCH_CAPACITY)).collect();
             let ncols = columns.len();
             let mut n = 0;
-            while n < BATCH_CAPACITY {
+            while n < BATCH_CAPACITY && !self.child_done {
                 let slot = pg_sys::ExecProcNode(self.child);
                 if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+                    self.child_done = true;
                     break;
                 }
                 pg_sys::slot_getsomeattrs(slot, ncols as i32);
-                let old = pg_sys::MemoryContextSwitchTo(self.data_cxt);
+                let old = pg_sys::MemoryContextSwitchTo((*self.econtext).ecxt_per_tuple_memory);
                 for (c, col) in columns.iter_mut().enumerate() {
                     if *(*slot).tts_isnull.add(c) {
                         col.validity.set(n, false);
@@ -402,11 +423,7 @@ impl SortState {
                     }
                     let mut d = (*(*slot).tts_values.add(c)).value();
                     if let Some(typlen) = self.types[c].by_ref {
-                        d = if typlen == -1 && self.needs_bytes(c) && !varlena::is_plain(d as *const u8) {
-                            pg_sys::pg_detoast_datum_packed(d as *mut pg_sys::varlena) as usize
-                        } else {
-                            pg_sys::datumCopy(pg_sys::Datum::from(d), false, typlen as i32).value()
-                        };
+                        d = pg_sys::datumCopy(pg_sys::Datum::from(d), false, typlen as i32).value();
                     }
                     col.values.set_datum(n, d);
                 }
@@ -504,7 +521,11 @@ impl SortState {
     /// to a fresh memory context.
     unsafe fn cut(&mut self) {
         unsafe {
-            let mut keep = self.sorted_order(self.bound);
+            let sorted = self.sorted_order(self.bound);
+            let bound = self.bound.unwrap_or(usize::MAX);
+            // The last row of the bound (ties after it compare equal to it).
+            let last = (sorted.len() >= bound && bound > 0).then(|| sorted[bound - 1]);
+            let mut keep = sorted;
             keep.sort_unstable();
             self.store.retain_rows(&keep);
             self.stats.cuts += 1;
@@ -522,6 +543,10 @@ impl SortState {
             pg_sys::MemoryContextSwitchTo(old);
             pg_sys::MemoryContextDelete(self.data_cxt);
             self.data_cxt = fresh;
+            self.boundary = last.map(|row| {
+                let i = keep.binary_search(&row).expect("the boundary row is kept");
+                self.keys.iter().map(|k| self.store.datum(k.col, i)).collect()
+            });
             // Ties can keep many rows: cut again only after as many more.
             self.cut_at = first_cut(self.bound).max(self.store.len().saturating_mul(2));
         }
@@ -609,7 +634,65 @@ impl SortState {
             self.order = Vec::new();
             self.pos = 0;
             self.sorted = false;
+            self.child_done = false;
             self.cut_at = first_cut(self.bound);
+            self.boundary = None;
+        }
+    }
+
+    /// Top-N: the rows of a batch that sort no later than the boundary.
+    unsafe fn drop_after_boundary(&mut self, columns: &[Column], rows: &[RowIdx]) -> Vec<RowIdx> {
+        unsafe {
+            let boundary = self.boundary.as_ref().expect("a boundary");
+            if self.ssups.is_null() {
+                let n = self.keys.len();
+                let size = std::mem::size_of::<pg_sys::SortSupportData>() * n;
+                let old = pg_sys::MemoryContextSwitchTo(self.query_cxt);
+                self.ssups = pg_sys::palloc0(size) as *mut pg_sys::SortSupportData;
+                for (i, k) in self.keys.iter().enumerate() {
+                    let s = self.ssups.add(i);
+                    guarded(|| shim::vx_prepare_sort_support(s, k.sortop, k.collation, k.nulls_first));
+                }
+                pg_sys::MemoryContextSwitchTo(old);
+            }
+            let len = columns.first().map_or(0, |c| c.len());
+            let datums: Vec<Vec<usize>> = self
+                .keys
+                .iter()
+                .map(|k| {
+                    let col = &columns[k.col];
+                    let mut d = vec![0usize; len];
+                    for &r in rows {
+                        d[r as usize] = col.values.datum(r as usize);
+                    }
+                    d
+                })
+                .collect();
+            let nulls: Vec<Vec<bool>> =
+                self.keys.iter().map(|k| (0..len).map(|r| !columns[k.col].is_valid(r)).collect()).collect();
+            let cols: Vec<*const usize> = datums.iter().map(|d| d.as_ptr()).collect();
+            let null_ptrs: Vec<*const bool> = nulls.iter().map(|n| n.as_ptr()).collect();
+            let bvals: Vec<usize> = boundary.iter().map(|d| d.unwrap_or(0)).collect();
+            let bnulls: Vec<bool> = boundary.iter().map(|d| d.is_none()).collect();
+            let mut out = vec![0u16; rows.len()];
+            // Comparators may detoast into the current (per-batch) memory.
+            let old = pg_sys::MemoryContextSwitchTo((*self.econtext).ecxt_per_tuple_memory);
+            let n = guarded(|| {
+                shim::vx_topn_filter(
+                    self.keys.len() as i32,
+                    self.ssups,
+                    cols.as_ptr(),
+                    null_ptrs.as_ptr(),
+                    bvals.as_ptr(),
+                    bnulls.as_ptr(),
+                    rows.len() as i32,
+                    rows.as_ptr(),
+                    out.as_mut_ptr(),
+                )
+            });
+            pg_sys::MemoryContextSwitchTo(old);
+            out.truncate(n as usize);
+            out
         }
     }
 }
@@ -769,6 +852,7 @@ unsafe extern "C-unwind" fn explain(
                 int(c"Peak Memory", Some(c"kB"), st.stats.peak_memory.div_ceil(1024) as u64);
                 if st.stats.cuts > 0 {
                     int(c"Top-N Cuts", None, st.stats.cuts);
+                    int(c"Rows Dropped Early", None, st.stats.dropped);
                 }
             } else {
                 let mut stats: pg_sys::TuplesortInstrumentation = std::mem::zeroed();

@@ -339,13 +339,13 @@ pub unsafe fn aggregate_functions(
     }
 }
 
-fn type_name(t: pg_sys::Oid) -> String {
+pub(crate) fn type_name(t: pg_sys::Oid) -> String {
     unsafe { CStr::from_ptr(pg_sys::format_type_be(t)).to_string_lossy().into_owned() }
 }
 
 /// How the group table compares a key of type `typid` and collation
 /// `collid`, or why it cannot.
-fn key_kind(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<KeyKind, String> {
+pub(crate) fn key_kind(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<KeyKind, String> {
     use pg_sys::{
         BOOLOID, BPCHAROID, BYTEAOID, DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, OIDOID,
         TEXTOID, TIMEOID, TIMESTAMPOID, TIMESTAMPTZOID, VARCHAROID,

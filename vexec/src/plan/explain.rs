@@ -91,12 +91,13 @@ unsafe extern "C-unwind" fn vexec_per_plan(
 /// "Parallel Vec Seq Scan on t"). Structured formats keep PostgreSQL's
 /// "Custom Scan" node type with "Custom Plan Provider": "VecScan".
 unsafe fn rename_nodes(es: *mut pg_sys::ExplainState) {
-    const RENAMES: [(&str, &str); 5] = [
+    const RENAMES: [(&str, &str); 6] = [
         ("Custom Scan (VecScan)", "Vec Seq Scan"),
         ("Custom Scan (VecAgg)", "Vec Aggregate"),
         ("Custom Scan (VecAggPartial)", "Partial Vec Aggregate"),
         ("Custom Scan (VecAggFinalize)", "Finalize Vec Aggregate"),
         ("Custom Scan (VecSort)", "Vec Sort"),
+        ("Custom Scan (VecHashJoin)", "Vec Hash Join"),
     ];
     unsafe {
         let s = (*es).str_;

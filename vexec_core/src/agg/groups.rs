@@ -235,11 +235,13 @@ impl GroupTable {
             + self.table.capacity() * 5
     }
 
-    /// The hash of each row's key among `rows` (into `out`, one per row).
+    /// The hash of each row's key among `rows` (into `out`, one per row);
+    /// rows with equal keys have equal hashes (a hash join partitions both
+    /// sides by it).
     ///
     /// # Safety
     /// As [`GroupTable::assign`].
-    unsafe fn hash_rows(&self, cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u64>) {
+    pub unsafe fn hash_rows(&self, cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u64>) {
         out.clear();
         out.resize(rows.len(), 0x9e37_79b9_7f4a_7c15);
         for (kind, col) in self.kinds.iter().zip(cols) {

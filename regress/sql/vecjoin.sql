@@ -1,0 +1,178 @@
+-- VecHashJoin: in force mode every join returns exactly the rows (as a
+-- multiset) that mode off returns, or the same error.
+\set SHOW_CONTEXT never
+SET search_path = public;
+
+CREATE FUNCTION join_same(q text) RETURNS text LANGUAGE plpgsql AS $fn$
+DECLARE
+  r_off text; r_force text; e_off text; e_force text; plan text; vec text;
+  wrapped text := format('SELECT count(*) || '' rows, md5 '' || left(md5(coalesce(string_agg(x::text, E''\n'' ORDER BY x::text), '''')), 12) FROM (%s) x', q);
+BEGIN
+  PERFORM set_config('vexec.mode', 'off', true);
+  BEGIN EXECUTE wrapped INTO r_off;
+  EXCEPTION WHEN OTHERS THEN e_off := SQLSTATE || ': ' || SQLERRM; END;
+  PERFORM set_config('vexec.mode', 'force', true);
+  BEGIN EXECUTE wrapped INTO r_force;
+  EXCEPTION WHEN OTHERS THEN e_force := SQLSTATE || ': ' || SQLERRM; END;
+  BEGIN EXECUTE 'EXPLAIN (COSTS OFF, FORMAT JSON) ' || q INTO plan;
+  EXCEPTION WHEN OTHERS THEN plan := 'planning failed'; END;
+  vec := CASE WHEN plan LIKE '%"Custom Plan Provider": "VecHashJoin"%' THEN 'VecHashJoin'
+              WHEN plan = 'planning failed' THEN 'error while planning' ELSE 'row join' END;
+  PERFORM set_config('vexec.mode', 'off', true);
+  IF e_off IS NOT NULL OR e_force IS NOT NULL THEN
+    RETURN CASE WHEN e_off IS NOT DISTINCT FROM e_force THEN 'same error ' || e_off
+                ELSE format('DIFFERENT: off %s / force %s', coalesce(e_off, 'rows'), coalesce(e_force, 'rows')) END
+           || ' (' || vec || ')';
+  END IF;
+  RETURN CASE WHEN r_off IS NOT DISTINCT FROM r_force THEN 'same ' || r_off
+              ELSE format('DIFFERENT: off [%s] / force [%s]', r_off, r_force) END
+         || ' (' || vec || ')';
+END $fn$;
+
+-- Whether EXPLAIN ANALYZE of q (force) shows a VecHashJoin that partitioned to files.
+CREATE FUNCTION join_spilled(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE ln text; vec bool := false; spilled bool := false;
+BEGIN
+  PERFORM set_config('vexec.mode', 'force', true);
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    vec := vec OR ln LIKE '%Vec Hash Join%';
+    spilled := spilled OR ln LIKE '%Partitions:%';
+  END LOOP;
+  PERFORM set_config('vexec.mode', 'off', true);
+  RETURN CASE WHEN NOT vec THEN 'no VecHashJoin' WHEN spilled THEN 'VecHashJoin partitioned' ELSE 'VecHashJoin in memory' END;
+END $$;
+
+-- Outer side: keys with NULLs and duplicates; inner side: other widths.
+CREATE TABLE jo (id int, k int, k2 smallint, s text COLLATE "C", u text, d date, f float8, n numeric, uu uuid, c char(3));
+INSERT INTO jo SELECT g,
+  CASE WHEN g % 10 = 0 THEN NULL ELSE g % 100 END,
+  CASE WHEN g % 13 = 0 THEN NULL ELSE (g % 7)::int2 END,
+  CASE WHEN g % 11 = 0 THEN NULL ELSE 's' || (g % 50) END,
+  CASE WHEN g % 9 = 0 THEN NULL ELSE 'U' || (g % 40) END,
+  CASE WHEN g % 17 = 0 THEN NULL ELSE date '2020-01-01' + g % 30 END,
+  CASE g % 8 WHEN 0 THEN NULL WHEN 1 THEN 'NaN' WHEN 2 THEN '-0' WHEN 3 THEN '0' ELSE (g % 5)::float8 END,
+  (g % 20) / 4.0,
+  md5((g % 30)::text)::uuid,
+  CASE WHEN g % 4 = 0 THEN 'ab' ELSE 'ab ' END
+FROM generate_series(1, 4000) g;
+CREATE TABLE ji (id int, k bigint, k2 int, s text COLLATE "C", u text, d date, f float8, n numeric, uu uuid, c char(3), t text);
+INSERT INTO ji SELECT g,
+  CASE WHEN g % 7 = 0 THEN NULL ELSE g % 150 END,
+  CASE WHEN g % 5 = 0 THEN NULL ELSE g % 9 END,
+  CASE WHEN g % 6 = 0 THEN NULL ELSE 's' || (g % 80) END,
+  CASE WHEN g % 8 = 0 THEN NULL ELSE 'U' || (g % 60) END,
+  CASE WHEN g % 19 = 0 THEN NULL ELSE date '2020-01-10' + g % 40 END,
+  CASE g % 6 WHEN 0 THEN NULL WHEN 1 THEN 'NaN' WHEN 2 THEN '0' ELSE (g % 3)::float8 END,
+  (g % 30) / 6.0,
+  md5((g % 45)::text)::uuid,
+  CASE WHEN g % 3 = 0 THEN 'ab' ELSE 'ab  ' END,
+  repeat('t' || g, 1 + g % 3)
+FROM generate_series(1, 2500) g;
+-- Long values (TOAST) on both sides.
+INSERT INTO jo (id, k, s) SELECT 5000 + g, g, repeat('long' || g, 3000) FROM generate_series(1, 3) g;
+INSERT INTO ji (id, k, s, t) SELECT 5000 + g, g, repeat('long' || g, 3000), repeat('x', 10000) FROM generate_series(1, 3) g;
+CREATE TABLE jempty (id int, k int);
+ANALYZE jo;
+ANALYZE ji;
+ANALYZE jempty;
+
+-- The plans: a Vec Hash Join over Vec Seq Scans, its keys and join filter.
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF) SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT jo.id, ji.t FROM jo LEFT JOIN ji ON jo.k = ji.k AND jo.s = ji.s AND jo.id < ji.id;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM jo WHERE NOT EXISTS (SELECT FROM ji WHERE ji.u = jo.u);
+EXPLAIN (VEXEC, COSTS OFF) SELECT jo.id FROM jo JOIN ji ON jo.k = ji.k;
+-- Refusals: a key that is an expression, a key type the table cannot
+-- compare exactly, vexec.enable_hashjoin off.
+EXPLAIN (VEXEC, COSTS OFF) SELECT jo.id FROM jo JOIN ji ON jo.k + 1 = ji.k;
+EXPLAIN (VEXEC, COSTS OFF) SELECT jo.id FROM jo JOIN ji ON jo.n = ji.n;
+SET vexec.enable_hashjoin = off;
+EXPLAIN (VEXEC, COSTS OFF) SELECT jo.id FROM jo JOIN ji ON jo.k = ji.k;
+RESET vexec.enable_hashjoin;
+-- enable_hashjoin = off counts it as a disabled node, as it counts a HashJoin.
+SET enable_hashjoin = off;
+EXPLAIN (COSTS OFF) SELECT jo.id FROM jo JOIN ji ON jo.k = ji.k;
+RESET enable_hashjoin;
+RESET vexec.mode;
+
+-- Every join type, NULL keys (never matching), duplicate keys.
+SELECT join_same($$SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k$$);
+SELECT join_same($$SELECT jo.id, ji.id FROM jo LEFT JOIN ji ON jo.k = ji.k$$);
+SELECT join_same($$SELECT jo.id, ji.id FROM jo RIGHT JOIN ji ON jo.k = ji.k$$);
+SELECT join_same($$SELECT jo.id, ji.id FROM jo FULL JOIN ji ON jo.k = ji.k$$);
+SELECT join_same($$SELECT jo.id FROM jo WHERE EXISTS (SELECT FROM ji WHERE ji.k = jo.k)$$);
+SELECT join_same($$SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT FROM ji WHERE ji.k = jo.k)$$);
+SELECT join_same($$SELECT ji.id FROM ji WHERE ji.k IN (SELECT k FROM jo)$$);
+SELECT join_same($$SELECT ji.id FROM ji WHERE NOT EXISTS (SELECT FROM jo WHERE jo.k = ji.k AND jo.id > 3000)$$);
+-- Join filters (decide the match) and filters after an outer join.
+SELECT join_same($$SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k AND jo.id % 3 < ji.id % 4$$);
+SELECT join_same($$SELECT jo.id, ji.id FROM jo LEFT JOIN ji ON jo.k = ji.k AND ji.id % 5 = 1$$);
+SELECT join_same($$SELECT jo.id, ji.id FROM jo LEFT JOIN ji ON jo.k = ji.k WHERE ji.id IS NULL OR ji.id % 5 = 1$$);
+SELECT join_same($$SELECT jo.id, ji.id FROM jo RIGHT JOIN ji ON jo.k = ji.k AND jo.s > ji.s$$);
+SELECT join_same($$SELECT jo.id, ji.id FROM jo FULL JOIN ji ON jo.k = ji.k AND jo.id + ji.id > 3000$$);
+SELECT join_same($$SELECT jo.id FROM jo WHERE EXISTS (SELECT FROM ji WHERE ji.k = jo.k AND ji.id < jo.id)$$);
+SELECT join_same($$SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT FROM ji WHERE ji.k = jo.k AND ji.id < jo.id)$$);
+-- Key types: integers of different widths, several keys, text (C and
+-- another collation), dates, floats (-0 = 0, NaN = NaN), bpchar (trailing
+-- blanks), long values.
+SELECT join_same($$SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k2 = ji.k2$$);
+SELECT join_same($$SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k AND jo.k2 = ji.k2$$);
+SELECT join_same($$SELECT jo.id, ji.id FROM jo JOIN ji ON jo.s = ji.s$$);
+SELECT join_same($$SELECT jo.id, ji.id FROM jo FULL JOIN ji ON jo.u = ji.u AND jo.d = ji.d$$);
+SELECT join_same($$SELECT jo.id, ji.id FROM jo JOIN ji ON jo.f = ji.f$$);
+SELECT join_same($$SELECT jo.id, ji.id, jo.c, ji.c FROM jo JOIN ji ON jo.c = ji.c WHERE jo.id < 200 AND ji.id < 300$$);
+SELECT join_same($$SELECT jo.id, ji.id, length(ji.t) FROM jo JOIN ji ON jo.s = ji.s WHERE jo.id > 4990$$);
+-- Refused keys still join (PostgreSQL's own node).
+SELECT join_same($$SELECT jo.id, ji.id FROM jo JOIN ji ON jo.n = ji.n WHERE jo.id < 500$$);
+SELECT join_same($$SELECT jo.id, ji.id FROM jo JOIN ji ON jo.uu = ji.uu WHERE ji.id < 300$$);
+-- Empty sides.
+SELECT join_same($$SELECT jo.id FROM jo JOIN jempty e ON jo.k = e.k$$);
+SELECT join_same($$SELECT jo.id, e.id FROM jo LEFT JOIN jempty e ON jo.k = e.k$$);
+SELECT join_same($$SELECT jo.id, e.id FROM jempty e FULL JOIN jo ON jo.k = e.k$$);
+SELECT join_same($$SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT FROM jempty e WHERE e.k = jo.k)$$);
+SELECT join_same($$SELECT e.id FROM jempty e JOIN jo ON jo.k = e.k$$);
+-- Three tables, joins over joins (rows between the joins).
+SELECT join_same($$SELECT a.id, b.id, c.id FROM jo a JOIN ji b ON a.k = b.k JOIN jo c ON b.k2 = c.k2 WHERE a.id < 300 AND c.id < 200$$);
+SELECT join_same($$SELECT a.id, b.id, c.id FROM jo a LEFT JOIN ji b ON a.k = b.k LEFT JOIN ji c ON b.s = c.s WHERE a.id < 500$$);
+SELECT join_same($$SELECT count(*), sum(b.id) FROM jo a FULL JOIN ji b ON a.k = b.k FULL JOIN jo c ON c.k = b.k2$$);
+-- Row inputs (index scans, read through slots): a child is not called
+-- again after its last row (an index scan would start over).
+CREATE INDEX jo_id ON jo (id);
+CREATE INDEX ji_id ON ji (id);
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SET vexec.enable_scan = off;
+SELECT join_same($$SELECT jo.id, ji.id FROM jo JOIN ji ON jo.k = ji.k WHERE jo.id < 1500 AND ji.id < 1000$$);
+SELECT join_same($$SELECT jo.id, ji.id FROM jo FULL JOIN ji ON jo.k = ji.k AND jo.id < ji.id$$);
+SELECT join_same($$SELECT jo.id FROM jo WHERE NOT EXISTS (SELECT FROM ji WHERE ji.s = jo.s)$$);
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+RESET vexec.enable_scan;
+-- Errors in the join filter and after the join are PostgreSQL's.
+SELECT join_same($$SELECT jo.id FROM jo JOIN ji ON jo.k = ji.k AND 1 / (jo.id - jo.id) = 1$$);
+SELECT join_same($$SELECT jo.id FROM jo LEFT JOIN ji ON jo.k = ji.k WHERE (ji.k2 * 100000000)::int2 > 0$$);
+
+-- Past hash_mem both sides are partitioned to temporary files (and a
+-- partition still too large is partitioned again).
+CREATE TABLE jbig AS SELECT g AS id, g % 5000 AS k, 'v' || (g % 777) AS v FROM generate_series(1, 20000) g;
+ANALYZE jbig;
+SET work_mem = '64kB';
+SELECT join_spilled($$SELECT a.id, b.id FROM jbig a JOIN jbig b ON a.k = b.k AND a.v = b.v$$);
+SELECT join_same($$SELECT a.id, b.id FROM jbig a JOIN jbig b ON a.k = b.k AND a.v = b.v$$);
+SELECT join_same($$SELECT a.id, b.id FROM jbig a LEFT JOIN jo b ON a.k = b.k AND b.id % 2 = 0$$);
+SELECT join_same($$SELECT a.id, b.id FROM jo a FULL JOIN jbig b ON a.k = b.k - 4950 AND a.s <> b.v$$);
+SELECT join_same($$SELECT count(*), count(b.id) FROM jbig a RIGHT JOIN jbig b ON a.k = b.id$$);
+SELECT join_same($$SELECT a.id FROM jbig a WHERE NOT EXISTS (SELECT FROM jbig b WHERE b.k = a.id)$$);
+SELECT join_same($$SELECT a.id FROM jbig a WHERE EXISTS (SELECT FROM jo b WHERE b.k = a.k AND b.s < a.v)$$);
+RESET work_mem;
+
+-- Rescans: under a correlated subquery (parameters change) and under a
+-- nested loop without materialization (they do not).
+SELECT join_same($$SELECT jo.id, (SELECT count(*) FROM ji a JOIN jo b ON a.k = b.k WHERE a.k2 = jo.k2) FROM jo WHERE jo.id < 30$$);
+SET enable_material = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT join_same($$SELECT v.x, s.* FROM (VALUES (1), (2), (3)) v(x), LATERAL (SELECT count(*) AS c FROM jo a FULL JOIN ji b ON a.k = b.k) s$$);
+RESET enable_material;
+RESET enable_hashjoin;
+RESET enable_mergejoin;

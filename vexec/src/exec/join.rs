@@ -1,0 +1,1119 @@
+//! VecHashJoin: a hash join whose inputs arrive as batches.
+//!
+//! Build: the inner input is read whole, batch by batch (through VecScan's
+//! batch interface, or through slots from any other child); each batch is
+//! kept compacted to its live rows with its by-reference values copied into
+//! the node's memory, and its rows are chained per key in a `vexec_core`
+//! GroupTable (PostgreSQL's equality for the key types offered; rows with a
+//! NULL key never match and are only kept where a right or full join must
+//! return them). Probe: each outer batch's keys are looked up in one pass,
+//! then rows are returned one match at a time: the scan tuple is the outer
+//! row followed by the inner row, the join filter (`custom_exprs`) decides
+//! what matches, and PostgreSQL's own qual (the filter after an outer join)
+//! and projection run on it. Unmatched rows are returned null-extended as
+//! the join type says; right and full joins return the unmatched inner rows
+//! after the outer input ends.
+//!
+//! Memory: the inner rows, their chains and the key table stay within
+//! `hash_mem`. Past it the join partitions: the inner rows go to 16
+//! temporary files by key hash, then the outer rows to 16 more, and each
+//! pair of files is joined in turn the same way (partitioned again on
+//! further hash bits if its inner side is still too large). A partition
+//! whose inner side is empty is skipped where no outer row could be
+//! returned from it.
+//!
+//! Rust state is dropped by EndCustomScan or by a reset callback on the
+//! query's memory context (ERROR, cancel); temporary files belong to the
+//! resource owner. Interrupts are checked per batch.
+
+use std::ffi::c_void;
+use std::ptr;
+
+use crate::pgutil::{list_ptrs, SyncPtr};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use vexec_core::agg::{GroupTable, KeyKind, NO_GROUP};
+use vexec_core::batch::{Column, PhysType, RowIdx, Values, BATCH_CAPACITY};
+use vexec_core::spill::{partition_of, SpilledBatch};
+
+use crate::exec::scan;
+use crate::exec::spill::SpillFile;
+use crate::shim::{self, guarded};
+
+pub const NAME: &std::ffi::CStr = c"VecHashJoin";
+
+const FANOUT: usize = 16;
+const MAX_LEVEL: u32 = 15;
+/// No row (end of a chain).
+const NONE: u32 = u32::MAX;
+/// Row ids: batch number << ROW_BITS | row in batch.
+const ROW_BITS: u32 = 10;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum JoinType {
+    Inner,
+    Left,
+    Full,
+    Right,
+    Semi,
+    Anti,
+}
+
+impl JoinType {
+    fn from_pg(jt: pg_sys::JoinType::Type) -> JoinType {
+        use pg_sys::JoinType::*;
+        match jt {
+            JOIN_LEFT => JoinType::Left,
+            JOIN_FULL => JoinType::Full,
+            JOIN_RIGHT => JoinType::Right,
+            JOIN_SEMI => JoinType::Semi,
+            JOIN_ANTI => JoinType::Anti,
+            _ => JoinType::Inner,
+        }
+    }
+    /// Unmatched outer rows are returned (null-extended, or alone for anti).
+    fn keeps_outer(self) -> bool {
+        matches!(self, JoinType::Left | JoinType::Full | JoinType::Anti)
+    }
+    /// Unmatched inner rows are returned.
+    fn keeps_inner(self) -> bool {
+        matches!(self, JoinType::Right | JoinType::Full)
+    }
+    fn name(self) -> &'static str {
+        match self {
+            JoinType::Inner => "Inner",
+            JoinType::Left => "Left",
+            JoinType::Full => "Full",
+            JoinType::Right => "Right",
+            JoinType::Semi => "Semi",
+            JoinType::Anti => "Anti",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Input {
+    Batches,
+    Rows,
+}
+
+/// One input of the join.
+struct Side {
+    child: *mut pg_sys::PlanState,
+    input: Input,
+    types: Vec<PhysType>,
+    /// For each column, the typlen of a by-reference type.
+    by_ref: Vec<Option<i16>>,
+    keys: Vec<usize>,
+    /// The child returned its last row (a node must not be called again
+    /// after that until it is rescanned: an index scan would start over).
+    done: std::cell::Cell<bool>,
+}
+
+/// The columns of a batch the join holds, and what owns their values.
+struct Held {
+    columns: Vec<Column>,
+    /// Spilled rows' values live in the batch's arena.
+    _spilled: Option<SpilledBatch>,
+}
+
+/// The inner rows in memory and their chains per key.
+struct Table {
+    batches: Vec<Held>,
+    lens: Vec<usize>,
+    groups: GroupTable,
+    heads: Vec<u32>,
+    /// Per row id, the next row of its key.
+    next: Vec<u32>,
+    /// Per row id, whether it matched (right and full joins).
+    matched: Vec<bool>,
+    bytes: usize,
+    rows: u64,
+}
+
+impl Table {
+    fn new(kinds: &[KeyKind]) -> Table {
+        Table {
+            batches: Vec::new(),
+            lens: Vec::new(),
+            groups: GroupTable::new(kinds),
+            heads: Vec::new(),
+            next: Vec::new(),
+            matched: Vec::new(),
+            bytes: 0,
+            rows: 0,
+        }
+    }
+
+    fn memory(&self) -> usize {
+        self.bytes
+            + self.groups.bytes_used()
+            + (self.heads.capacity() + self.next.capacity()) * 4
+            + self.matched.capacity()
+    }
+}
+
+/// Where the probe rows come from.
+enum ProbeSource {
+    Child,
+    File(SpillFile),
+}
+
+/// An outer batch being joined: its rows and, per row, the first inner row
+/// of its key.
+struct Probe {
+    held: Held,
+    rows: Vec<RowIdx>,
+    heads: Vec<u32>,
+    pos: usize,
+    /// The next inner row of the current outer row's chain.
+    cursor: u32,
+    started: bool,
+    matched: bool,
+}
+
+/// A pair of partition files still to join.
+struct Partition {
+    inner: SpillFile,
+    outer: SpillFile,
+    level: u32,
+}
+
+enum Phase {
+    Build,
+    Probe,
+    /// Returning unmatched inner rows (right/full), from this row id.
+    Unmatched(u32),
+    NextPartition,
+    Done,
+}
+
+#[derive(Default)]
+struct Stats {
+    build_batches: u64,
+    build_rows: u64,
+    probe_batches: u64,
+    probe_rows: u64,
+    partitions: u64,
+    spilled_rows: u64,
+    spilled_bytes: u64,
+    peak_memory: usize,
+}
+
+pub struct JoinState {
+    jointype: JoinType,
+    outer: Side,
+    inner: Side,
+    kinds: Vec<KeyKind>,
+    /// Columns of the outer input (the inner ones follow in the scan tuple).
+    nouter: usize,
+    joinqual: *mut pg_sys::ExprState,
+    econtext: *mut pg_sys::ExprContext,
+    query_cxt: pg_sys::MemoryContext,
+    /// Copies of the held inner rows' by-reference values.
+    data_cxt: pg_sys::MemoryContext,
+    /// The values of the batch being read or probed (the per-tuple memory
+    /// is reset for every row returned).
+    batch_cxt: pg_sys::MemoryContext,
+    budget: usize,
+    phase: Phase,
+    table: Table,
+    probe: Option<Probe>,
+    source: ProbeSource,
+    pending: Vec<Partition>,
+    /// Whether the current table's inner side had any row.
+    inner_empty: bool,
+    scratch: Vec<u8>,
+    stats: Stats,
+}
+
+#[repr(C)]
+struct VecJoinNode {
+    css: pg_sys::CustomScanState,
+    state: *mut JoinState,
+}
+
+static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(pg_sys::CustomScanMethods {
+    CustomName: NAME.as_ptr(),
+    CreateCustomScanState: Some(create_state),
+});
+
+static EXEC_METHODS: SyncPtr<pg_sys::CustomExecMethods> = SyncPtr(pg_sys::CustomExecMethods {
+    CustomName: NAME.as_ptr(),
+    BeginCustomScan: Some(begin),
+    ExecCustomScan: Some(exec),
+    EndCustomScan: Some(end),
+    ReScanCustomScan: Some(rescan),
+    MarkPosCustomScan: None,
+    RestrPosCustomScan: None,
+    EstimateDSMCustomScan: None,
+    InitializeDSMCustomScan: None,
+    ReInitializeDSMCustomScan: None,
+    InitializeWorkerCustomScan: None,
+    ShutdownCustomScan: None,
+    ExplainCustomScan: Some(explain),
+});
+
+pub fn scan_methods() -> *const pg_sys::CustomScanMethods {
+    &SCAN_METHODS.0
+}
+
+pub fn register() {
+    unsafe { pg_sys::RegisterCustomScanMethods(scan_methods()) };
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
+    unsafe {
+        let node = pg_sys::palloc0(std::mem::size_of::<VecJoinNode>()) as *mut VecJoinNode;
+        (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
+        (*node).css.flags = (*cscan).flags;
+        (*node).css.methods = &EXEC_METHODS.0;
+        node as *mut pg_sys::Node
+    }
+}
+
+unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut JoinState {
+    unsafe { &mut *(*(node as *mut VecJoinNode)).state }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn drop_state(arg: *mut c_void) {
+    unsafe {
+        let node = arg as *mut VecJoinNode;
+        if !(*node).state.is_null() {
+            drop(Box::from_raw((*node).state));
+            (*node).state = ptr::null_mut();
+        }
+    }
+}
+
+unsafe fn side(plan: *mut pg_sys::Plan, estate: *mut pg_sys::EState, eflags: i32, keys: Vec<usize>) -> Side {
+    unsafe {
+        let child = pg_sys::ExecInitNode(plan, estate, eflags);
+        let input = if (*plan).type_ == pg_sys::NodeTag::T_CustomScan
+            && (*(plan as *mut pg_sys::CustomScan)).methods == scan::scan_methods()
+        {
+            Input::Batches
+        } else {
+            Input::Rows
+        };
+        let mut types = Vec::new();
+        let mut by_ref = Vec::new();
+        for te in list_ptrs::<pg_sys::TargetEntry>((*plan).targetlist) {
+            let t = pg_sys::exprType((*te).expr.cast());
+            let (mut len, mut byval) = (0i16, false);
+            pg_sys::get_typlenbyval(t, &mut len, &mut byval);
+            types.push(crate::expr::compile::phys_of(t).0);
+            by_ref.push((!byval).then_some(len));
+        }
+        Side { child, input, types, by_ref, keys, done: std::cell::Cell::new(false) }
+    }
+}
+
+unsafe fn new_data_context(parent: pg_sys::MemoryContext) -> pg_sys::MemoryContext {
+    unsafe {
+        pg_sys::AllocSetContextCreateInternal(
+            parent,
+            c"VecHashJoin rows".as_ptr(),
+            0,
+            8 * 1024,
+            8 * 1024 * 1024,
+        )
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn begin(
+    node: *mut pg_sys::CustomScanState,
+    estate: *mut pg_sys::EState,
+    eflags: i32,
+) {
+    unsafe {
+        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        let plans: Vec<*mut pg_sys::Plan> = list_ptrs((*cscan).custom_plans).collect();
+        // custom_private: [id, join type, outer columns, number of keys, then
+        // per key: outer column, inner column, key kind].
+        let p: Vec<i32> = list_ptrs::<pg_sys::Integer>((*cscan).custom_private).map(|i| (*i).ival).collect();
+        let jointype = JoinType::from_pg(p[1] as pg_sys::JoinType::Type);
+        let nouter = p[2] as usize;
+        let nkeys = p[3] as usize;
+        let mut okeys = Vec::new();
+        let mut ikeys = Vec::new();
+        let mut kinds = Vec::new();
+        for k in 0..nkeys {
+            okeys.push(p[4 + 3 * k] as usize);
+            ikeys.push(p[5 + 3 * k] as usize);
+            kinds.push(KeyKind::from_code(p[6 + 3 * k]).expect("a known key kind"));
+        }
+        let child_flags =
+            eflags & !(pg_sys::EXEC_FLAG_REWIND | pg_sys::EXEC_FLAG_BACKWARD | pg_sys::EXEC_FLAG_MARK) as i32;
+        let outer = side(plans[0], estate, child_flags, okeys);
+        let inner = side(plans[1], estate, child_flags, ikeys);
+        (*node).custom_ps =
+            pg_sys::lappend(pg_sys::lappend(ptr::null_mut(), outer.child.cast()), inner.child.cast());
+        let joinqual = pg_sys::ExecInitQual((*cscan).custom_exprs, node.cast());
+        let query_cxt = (*estate).es_query_cxt;
+        let st = Box::new(JoinState {
+            jointype,
+            outer,
+            inner,
+            table: Table::new(&kinds),
+            kinds,
+            nouter,
+            joinqual,
+            econtext: (*node).ss.ps.ps_ExprContext,
+            query_cxt,
+            data_cxt: new_data_context(query_cxt),
+            batch_cxt: pg_sys::AllocSetContextCreateInternal(
+                query_cxt,
+                c"VecHashJoin batch".as_ptr(),
+                0,
+                8 * 1024,
+                8 * 1024 * 1024,
+            ),
+            budget: pg_sys::get_hash_memory_limit(),
+            phase: Phase::Build,
+            probe: None,
+            source: ProbeSource::Child,
+            pending: Vec::new(),
+            inner_empty: true,
+            scratch: Vec::new(),
+            stats: Stats::default(),
+        });
+        let vnode = node as *mut VecJoinNode;
+        (*vnode).state = Box::into_raw(st);
+        crate::pgutil::on_context_reset(query_cxt, drop_state, vnode.cast());
+    }
+}
+
+/// The next batch of a child (None at its end): live rows, by-reference
+/// values valid until the next call (slot values are copied into the
+/// per-batch memory).
+unsafe fn next_child_batch(s: &Side, per_batch: pg_sys::MemoryContext) -> Option<(Vec<Column>, Vec<RowIdx>)> {
+    unsafe {
+        if s.done.get() {
+            return None;
+        }
+        match s.input {
+            Input::Batches => {
+                let b = scan::next_vector_batch(s.child as *mut pg_sys::CustomScanState);
+                if b.is_none() {
+                    s.done.set(true);
+                }
+                b.map(|b| (b.columns, b.rows))
+            }
+            Input::Rows => {
+                let mut columns: Vec<Column> =
+                    s.types.iter().map(|&t| Column::new(t, BATCH_CAPACITY)).collect();
+                let ncols = columns.len();
+                let mut n = 0;
+                while n < BATCH_CAPACITY {
+                    let slot = pg_sys::ExecProcNode(s.child);
+                    if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+                        s.done.set(true);
+                        break;
+                    }
+                    pg_sys::slot_getsomeattrs(slot, ncols as i32);
+                    let old = pg_sys::MemoryContextSwitchTo(per_batch);
+                    for (c, col) in columns.iter_mut().enumerate() {
+                        if *(*slot).tts_isnull.add(c) {
+                            col.validity.set(n, false);
+                            continue;
+                        }
+                        let mut d = (*(*slot).tts_values.add(c)).value();
+                        if let Some(typlen) = s.by_ref[c] {
+                            d = pg_sys::datumCopy(pg_sys::Datum::from(d), false, typlen as i32).value();
+                        }
+                        col.values.set_datum(n, d);
+                    }
+                    pg_sys::MemoryContextSwitchTo(old);
+                    n += 1;
+                }
+                (n > 0).then(|| (columns, vexec_core::batch::full_selection(n)))
+            }
+        }
+    }
+}
+
+/// Make the varlena values of `rows` plain (detoasted) in the current
+/// memory context, so keys can be hashed and rows written to files.
+unsafe fn detoast(s: &Side, columns: &mut [Column], rows: &[RowIdx]) {
+    for (c, col) in columns.iter_mut().enumerate() {
+        if s.by_ref[c] != Some(-1) {
+            continue;
+        }
+        let Values::Datum(v) = &mut col.values else { continue };
+        let values = v.as_mut_ptr();
+        let validity = col.validity.as_bytes().as_ptr();
+        guarded(|| unsafe { shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()) });
+    }
+}
+
+/// The rows of `rows` whose keys are all non-NULL.
+fn keyed_rows(columns: &[Column], keys: &[usize], rows: &[RowIdx]) -> Vec<RowIdx> {
+    rows.iter().copied().filter(|&r| keys.iter().all(|&k| columns[k].is_valid(r as usize))).collect()
+}
+
+/// A batch of only `rows`, in order.
+fn compact(columns: &[Column], rows: &[RowIdx]) -> Vec<Column> {
+    columns
+        .iter()
+        .map(|c| {
+            let mut out = Column::new(c.values.phys_type(), rows.len());
+            for (i, &r) in rows.iter().enumerate() {
+                let r = r as usize;
+                if c.is_valid(r) {
+                    out.values.set_datum(i, c.values.datum(r));
+                } else {
+                    out.validity.set(i, false);
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+fn columns_bytes(columns: &[Column]) -> usize {
+    columns.iter().map(|c| c.len() * c.values.width() + c.len().div_ceil(8)).sum()
+}
+
+impl JoinState {
+    fn key_cols<'a>(&self, s: &Side, columns: &'a [Column]) -> Vec<&'a Column> {
+        s.keys.iter().map(|&k| &columns[k]).collect()
+    }
+
+    /// Add a batch of inner rows (plain values, held by `held`) to the table.
+    unsafe fn insert(&mut self, held: Held, len: usize) {
+        unsafe {
+            let b = self.table.batches.len() as u32;
+            let rows = vexec_core::batch::full_selection(len);
+            let keyed = keyed_rows(&held.columns, &self.inner.keys, &rows);
+            let mut groups = Vec::new();
+            let cols: Vec<&Column> = self.inner.keys.iter().map(|&k| &held.columns[k]).collect();
+            self.table.groups.assign(&cols, &keyed, &mut groups);
+            self.table.heads.resize(self.table.groups.len(), NONE);
+            let base = (b << ROW_BITS) as usize;
+            self.table.next.resize(base + BATCH_CAPACITY, NONE);
+            if self.jointype.keeps_inner() {
+                self.table.matched.resize(base + BATCH_CAPACITY, false);
+            }
+            // Chained in reverse so that a key's rows are met in input order.
+            for (&r, &g) in keyed.iter().zip(&groups).rev() {
+                let id = (b << ROW_BITS) | r as u32;
+                self.table.next[id as usize] = self.table.heads[g as usize];
+                self.table.heads[g as usize] = id;
+            }
+            self.table.bytes +=
+                columns_bytes(&held.columns) + held._spilled.as_ref().map_or(0, |s| s.arena_bytes());
+            self.table.rows += len as u64;
+            self.table.batches.push(held);
+            self.table.lens.push(len);
+        }
+    }
+
+    unsafe fn memory(&self) -> usize {
+        unsafe { self.table.memory() + pg_sys::MemoryContextMemAllocated(self.data_cxt, true) }
+    }
+
+    /// Read the inner child into the table, or into partition files once
+    /// it outgrows hash_mem.
+    unsafe fn build(&mut self) {
+        unsafe {
+            let per_batch = self.batch_cxt;
+            let mut files: Option<Vec<SpillFile>> = None;
+            loop {
+                check_for_interrupts!();
+                pg_sys::MemoryContextReset(per_batch);
+                // (The child runs in the caller's memory context: it keeps
+                // state across calls.)
+                let next = next_child_batch(&self.inner, per_batch);
+                let Some((mut columns, rows)) = next else { break };
+                self.stats.build_batches += 1;
+                self.stats.build_rows += rows.len() as u64;
+                // Rows with a NULL key only matter to joins that return
+                // unmatched inner rows.
+                let rows = if self.jointype.keeps_inner() {
+                    rows
+                } else {
+                    keyed_rows(&columns, &self.inner.keys, &rows)
+                };
+                if rows.is_empty() {
+                    continue;
+                }
+                self.inner_empty = false;
+                let old = pg_sys::MemoryContextSwitchTo(per_batch);
+                detoast(&self.inner, &mut columns, &rows);
+                pg_sys::MemoryContextSwitchTo(old);
+                if let Some(f) = files.as_mut() {
+                    self.write_partitioned(f, true, &columns, &rows, 0);
+                    continue;
+                }
+                let mut compacted = compact(&columns, &rows);
+                self.copy_by_ref(&mut compacted);
+                self.insert(Held { columns: compacted, _spilled: None }, rows.len());
+                let used = self.memory();
+                self.stats.peak_memory = self.stats.peak_memory.max(used);
+                if used > self.budget {
+                    files = Some(self.spill_table(0));
+                }
+            }
+            match files {
+                None => {
+                    self.phase = if self.inner_empty && !self.jointype.keeps_outer() {
+                        Phase::Done // nothing can match and no outer row is returned alone
+                    } else {
+                        Phase::Probe
+                    };
+                    self.source = ProbeSource::Child;
+                }
+                Some(inner_files) => {
+                    // Partition the outer input too, then join file pair by pair.
+                    let mut outer_files: Vec<SpillFile> = (0..FANOUT).map(|_| self.new_file()).collect();
+                    loop {
+                        check_for_interrupts!();
+                        pg_sys::MemoryContextReset(per_batch);
+                        let next = next_child_batch(&self.outer, per_batch);
+                        let Some((mut columns, rows)) = next else { break };
+                        let old = pg_sys::MemoryContextSwitchTo(per_batch);
+                        detoast(&self.outer, &mut columns, &rows);
+                        pg_sys::MemoryContextSwitchTo(old);
+                        self.stats.probe_batches += 1;
+                        self.stats.probe_rows += rows.len() as u64;
+                        let rows = if self.jointype.keeps_outer() {
+                            rows
+                        } else {
+                            keyed_rows(&columns, &self.outer.keys, &rows)
+                        };
+                        self.write_partitioned(&mut outer_files, false, &columns, &rows, 0);
+                    }
+                    self.queue_partitions(inner_files, outer_files, 0);
+                    self.phase = Phase::NextPartition;
+                }
+            }
+        }
+    }
+
+    unsafe fn new_file(&self) -> SpillFile {
+        unsafe {
+            let old = pg_sys::MemoryContextSwitchTo(self.query_cxt);
+            let f = SpillFile::create();
+            pg_sys::MemoryContextSwitchTo(old);
+            f
+        }
+    }
+
+    /// Write rows to `files` by the partition of their key hash at `level`
+    /// (rows with a NULL key go to the first: they match nothing).
+    unsafe fn write_partitioned(
+        &mut self,
+        files: &mut [SpillFile],
+        inner: bool,
+        columns: &[Column],
+        rows: &[RowIdx],
+        level: u32,
+    ) {
+        unsafe {
+            let s = if inner { &self.inner } else { &self.outer };
+            let cols: Vec<&Column> = s.keys.iter().map(|&k| &columns[k]).collect();
+            let mut hashes = Vec::new();
+            self.table.groups.hash_rows(&cols, rows, &mut hashes);
+            let mut parts: Vec<Vec<RowIdx>> = vec![Vec::new(); FANOUT];
+            for (&r, &h) in rows.iter().zip(&hashes) {
+                let keyed = s.keys.iter().all(|&k| columns[k].is_valid(r as usize));
+                let p = if keyed { partition_of(h, level, FANOUT) } else { 0 };
+                parts[p].push(r);
+            }
+            let all: Vec<&Column> = columns.iter().collect();
+            for (f, part) in files.iter_mut().zip(&parts) {
+                let before = f.bytes;
+                f.write(&all, part, &mut self.scratch);
+                self.stats.spilled_rows += part.len() as u64;
+                self.stats.spilled_bytes += f.bytes - before;
+            }
+        }
+    }
+
+    /// Move the table's rows to new partition files at `level`; the table
+    /// starts over empty.
+    unsafe fn spill_table(&mut self, level: u32) -> Vec<SpillFile> {
+        unsafe {
+            let mut files: Vec<SpillFile> = (0..FANOUT).map(|_| self.new_file()).collect();
+            let table = std::mem::replace(&mut self.table, Table::new(&self.kinds));
+            for (held, &len) in table.batches.iter().zip(&table.lens) {
+                let rows = vexec_core::batch::full_selection(len);
+                self.write_partitioned(&mut files, true, &held.columns, &rows, level);
+            }
+            drop(table);
+            pg_sys::MemoryContextReset(self.data_cxt);
+            files
+        }
+    }
+
+    /// Queue the file pairs that can return rows.
+    unsafe fn queue_partitions(&mut self, inner: Vec<SpillFile>, outer: Vec<SpillFile>, level: u32) {
+        unsafe {
+            for (i, o) in inner.into_iter().zip(outer) {
+                let useful = if i.rows == 0 {
+                    o.rows > 0 && self.jointype.keeps_outer()
+                } else {
+                    o.rows > 0 || self.jointype.keeps_inner()
+                };
+                if useful {
+                    self.stats.partitions += 1;
+                    self.pending.push(Partition { inner: i, outer: o, level });
+                } else {
+                    i.close();
+                    o.close();
+                }
+            }
+        }
+    }
+
+    /// Copy the by-reference values of a compacted inner batch into the
+    /// node's memory (the child's are gone with its next batch).
+    unsafe fn copy_by_ref(&self, columns: &mut [Column]) {
+        unsafe {
+            for (c, col) in columns.iter_mut().enumerate() {
+                let Some(typlen) = self.inner.by_ref[c] else { continue };
+                let Values::Datum(v) = &mut col.values else { continue };
+                let n = v.len();
+                let values = v.as_mut_ptr();
+                let validity = col.validity.as_bytes().as_ptr();
+                let rows = vexec_core::batch::full_selection(n);
+                let old = pg_sys::MemoryContextSwitchTo(self.data_cxt);
+                guarded(|| shim::vx_copy_datums(values, validity, n as i32, rows.as_ptr(), typlen, false));
+                pg_sys::MemoryContextSwitchTo(old);
+            }
+        }
+    }
+
+    /// Load the next queued partition's inner rows (partitioning again if
+    /// they outgrow hash_mem). False when none is left.
+    unsafe fn next_partition(&mut self) -> bool {
+        unsafe {
+            loop {
+                let Some(Partition { mut inner, mut outer, level }) = self.pending.pop() else {
+                    return false;
+                };
+                check_for_interrupts!();
+                self.table = Table::new(&self.kinds);
+                pg_sys::MemoryContextReset(self.data_cxt);
+                self.inner_empty = inner.rows == 0;
+                inner.rewind();
+                let mut buf = Vec::new();
+                let mut again: Option<Vec<SpillFile>> = None;
+                while let Some(mut b) = inner.read(&self.inner.types, &mut buf) {
+                    let len = b.len;
+                    if let Some(files) = again.as_mut() {
+                        let rows = vexec_core::batch::full_selection(len);
+                        self.write_partitioned(files, true, &b.columns, &rows, level + 1);
+                        continue;
+                    }
+                    let columns = std::mem::take(&mut b.columns);
+                    self.insert(Held { columns, _spilled: Some(b) }, len);
+                    let used = self.memory();
+                    self.stats.peak_memory = self.stats.peak_memory.max(used);
+                    if used > self.budget && level < MAX_LEVEL {
+                        again = Some(self.spill_table(level + 1));
+                    }
+                }
+                inner.close();
+                match again {
+                    None => {
+                        outer.rewind();
+                        if let ProbeSource::File(done) =
+                            std::mem::replace(&mut self.source, ProbeSource::File(outer))
+                        {
+                            done.close();
+                        }
+                        return true;
+                    }
+                    Some(inner_files) => {
+                        let mut outer_files: Vec<SpillFile> = (0..FANOUT).map(|_| self.new_file()).collect();
+                        outer.rewind();
+                        while let Some(b) = outer.read(&self.outer.types, &mut buf) {
+                            let rows = vexec_core::batch::full_selection(b.len);
+                            self.write_partitioned(&mut outer_files, false, &b.columns, &rows, level + 1);
+                        }
+                        outer.close();
+                        self.queue_partitions(inner_files, outer_files, level + 1);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next outer batch to probe with (false at the end of the source).
+    unsafe fn next_probe_batch(&mut self) -> bool {
+        unsafe {
+            let per_batch = self.batch_cxt;
+            loop {
+                check_for_interrupts!();
+                pg_sys::MemoryContextReset(per_batch);
+                self.probe = None;
+                let (held, rows) = match &mut self.source {
+                    ProbeSource::Child => {
+                        let next = next_child_batch(&self.outer, per_batch);
+                        let Some((mut columns, rows)) = next else { return false };
+                        let old = pg_sys::MemoryContextSwitchTo(per_batch);
+                        detoast_keys(&self.outer, &mut columns, &rows);
+                        pg_sys::MemoryContextSwitchTo(old);
+                        self.stats.probe_batches += 1;
+                        self.stats.probe_rows += rows.len() as u64;
+                        (Held { columns, _spilled: None }, rows)
+                    }
+                    ProbeSource::File(f) => {
+                        let mut buf = std::mem::take(&mut self.scratch);
+                        let b = f.read(&self.outer.types, &mut buf);
+                        self.scratch = buf;
+                        let Some(mut b) = b else { return false };
+                        let rows = vexec_core::batch::full_selection(b.len);
+                        (Held { columns: std::mem::take(&mut b.columns), _spilled: Some(b) }, rows)
+                    }
+                };
+                let rows = if self.jointype.keeps_outer() {
+                    rows
+                } else {
+                    keyed_rows(&held.columns, &self.outer.keys, &rows)
+                };
+                if rows.is_empty() {
+                    continue;
+                }
+                let keyed = keyed_rows(&held.columns, &self.outer.keys, &rows);
+                let mut groups = Vec::new();
+                let mut hashes = Vec::new();
+                let cols = self.key_cols(&self.outer, &held.columns);
+                self.table.groups.lookup(&cols, &keyed, &mut groups, &mut hashes);
+                // Per live row, the head of its key's chain.
+                let mut heads = vec![NONE; rows.len()];
+                let mut k = 0;
+                for (i, &r) in rows.iter().enumerate() {
+                    if k < keyed.len() && keyed[k] == r {
+                        if groups[k] != NO_GROUP {
+                            heads[i] = self.table.heads[groups[k] as usize];
+                        }
+                        k += 1;
+                    }
+                }
+                self.probe =
+                    Some(Probe { held, rows, heads, pos: 0, cursor: NONE, started: false, matched: false });
+                return true;
+            }
+        }
+    }
+
+    /// The scan tuple: outer row `o` of the probe batch (or NULLs), then
+    /// inner row `id` (or NULLs).
+    unsafe fn fill(&self, slot: *mut pg_sys::TupleTableSlot, outer: Option<usize>, inner: Option<u32>) {
+        unsafe {
+            pg_sys::ExecClearTuple(slot);
+            let values = (*slot).tts_values;
+            let isnull = (*slot).tts_isnull;
+            let nouter = self.nouter;
+            match (outer, &self.probe) {
+                (Some(o), Some(p)) => {
+                    for (c, col) in p.held.columns.iter().enumerate() {
+                        let valid = col.is_valid(o);
+                        *isnull.add(c) = !valid;
+                        *values.add(c) = pg_sys::Datum::from(if valid { col.values.datum(o) } else { 0 });
+                    }
+                }
+                _ => {
+                    for c in 0..nouter {
+                        *isnull.add(c) = true;
+                        *values.add(c) = pg_sys::Datum::from(0usize);
+                    }
+                }
+            }
+            let ninner = self.inner.types.len();
+            match inner {
+                Some(id) => {
+                    let held = &self.table.batches[(id >> ROW_BITS) as usize];
+                    let r = (id & ((1 << ROW_BITS) - 1)) as usize;
+                    for (c, col) in held.columns.iter().enumerate() {
+                        let valid = col.is_valid(r);
+                        *isnull.add(nouter + c) = !valid;
+                        *values.add(nouter + c) =
+                            pg_sys::Datum::from(if valid { col.values.datum(r) } else { 0 });
+                    }
+                }
+                None => {
+                    for c in 0..ninner {
+                        *isnull.add(nouter + c) = true;
+                        *values.add(nouter + c) = pg_sys::Datum::from(0usize);
+                    }
+                }
+            }
+            pg_sys::ExecStoreVirtualTuple(slot);
+        }
+    }
+}
+
+/// Key columns that are varlenas must be plain for hashing.
+unsafe fn detoast_keys(s: &Side, columns: &mut [Column], rows: &[RowIdx]) {
+    for &k in &s.keys {
+        if s.by_ref[k] != Some(-1) {
+            continue;
+        }
+        let col = &mut columns[k];
+        let Values::Datum(v) = &mut col.values else { continue };
+        let values = v.as_mut_ptr();
+        let validity = col.validity.as_bytes().as_ptr();
+        guarded(|| unsafe { shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()) });
+    }
+}
+
+/// Evaluate an ExprState qual (NULL: true) on the econtext's scan tuple.
+unsafe fn passes(qual: *mut pg_sys::ExprState, econtext: *mut pg_sys::ExprContext) -> bool {
+    unsafe { qual.is_null() || pg_sys::ExecQual(qual, econtext) }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    unsafe {
+        let st = state(node);
+        let slot = (*node).ss.ss_ScanTupleSlot;
+        let econtext = st.econtext;
+        let otherqual = (*node).ss.ps.qual;
+        let proj = (*node).ss.ps.ps_ProjInfo;
+        let project = |slot: *mut pg_sys::TupleTableSlot| -> *mut pg_sys::TupleTableSlot {
+            if proj.is_null() {
+                slot
+            } else {
+                pg_sys::ExecProject(proj)
+            }
+        };
+        loop {
+            match st.phase {
+                Phase::Build => st.build(),
+                Phase::NextPartition => {
+                    st.phase = if st.next_partition() { Phase::Probe } else { Phase::Done };
+                }
+                Phase::Done => return pg_sys::ExecClearTuple((*node).ss.ps.ps_ResultTupleSlot),
+                Phase::Unmatched(from) => {
+                    // Inner rows no outer row matched, outer side NULL.
+                    let mut id = from;
+                    let mut found = None;
+                    let nb = st.table.batches.len() as u32;
+                    while (id >> ROW_BITS) < nb {
+                        let b = (id >> ROW_BITS) as usize;
+                        let r = (id & ((1 << ROW_BITS) - 1)) as usize;
+                        if r >= st.table.lens[b] {
+                            id = ((b as u32) + 1) << ROW_BITS;
+                            continue;
+                        }
+                        if !st.table.matched[id as usize] {
+                            found = Some(id);
+                            id += 1;
+                            break;
+                        }
+                        id += 1;
+                    }
+                    let Some(inner) = found else {
+                        st.phase = Phase::NextPartition;
+                        continue;
+                    };
+                    st.phase = Phase::Unmatched(id);
+                    pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+                    st.fill(slot, None, Some(inner));
+                    (*econtext).ecxt_scantuple = slot;
+                    if passes(otherqual, econtext) {
+                        return project(slot);
+                    }
+                }
+                Phase::Probe => {
+                    let Some(p) = st.probe.as_mut() else {
+                        if !st.next_probe_batch() {
+                            st.phase = if st.jointype.keeps_inner() {
+                                Phase::Unmatched(0)
+                            } else {
+                                Phase::NextPartition
+                            };
+                        }
+                        continue;
+                    };
+                    if p.pos >= p.rows.len() {
+                        st.probe = None;
+                        continue;
+                    }
+                    if !p.started {
+                        p.started = true;
+                        p.matched = false;
+                        p.cursor = p.heads[p.pos];
+                    }
+                    let o = p.rows[p.pos] as usize;
+                    if p.cursor == NONE {
+                        // The outer row's matches are done.
+                        let unmatched = !p.matched;
+                        p.pos += 1;
+                        p.started = false;
+                        if unmatched && st.jointype.keeps_outer() {
+                            pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+                            st.fill(slot, Some(o), None);
+                            (*econtext).ecxt_scantuple = slot;
+                            if passes(otherqual, econtext) {
+                                return project(slot);
+                            }
+                        }
+                        continue;
+                    }
+                    let id = p.cursor;
+                    p.cursor = st.table.next[id as usize];
+                    pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+                    st.fill(slot, Some(o), Some(id));
+                    (*econtext).ecxt_scantuple = slot;
+                    if !passes(st.joinqual, econtext) {
+                        continue;
+                    }
+                    let p = st.probe.as_mut().expect("a probe batch");
+                    p.matched = true;
+                    if st.jointype.keeps_inner() {
+                        st.table.matched[id as usize] = true;
+                    }
+                    match st.jointype {
+                        JoinType::Anti => {
+                            p.cursor = NONE;
+                            p.pos += 1;
+                            p.started = false;
+                            continue;
+                        }
+                        JoinType::Semi => {
+                            p.cursor = NONE;
+                            p.pos += 1;
+                            p.started = false;
+                        }
+                        _ => {}
+                    }
+                    if passes(otherqual, econtext) {
+                        return project(slot);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
+    unsafe {
+        let vnode = node as *mut VecJoinNode;
+        if !(*vnode).state.is_null() {
+            let mut st = Box::from_raw((*vnode).state);
+            (*vnode).state = ptr::null_mut();
+            st.close_files();
+            pg_sys::ExecEndNode(st.outer.child);
+            pg_sys::ExecEndNode(st.inner.child);
+            drop(st);
+        }
+    }
+}
+
+impl JoinState {
+    unsafe fn close_files(&mut self) {
+        unsafe {
+            for p in self.pending.drain(..) {
+                p.inner.close();
+                p.outer.close();
+            }
+            if let ProbeSource::File(f) = std::mem::replace(&mut self.source, ProbeSource::Child) {
+                f.close();
+            }
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
+    unsafe {
+        let st = state(node);
+        let changed = (*node).ss.ps.chgParam;
+        if !changed.is_null() {
+            pg_sys::UpdateChangedParamSet(st.outer.child, changed);
+            pg_sys::UpdateChangedParamSet(st.inner.child, changed);
+        }
+        // The table of an unchanged inner side (in memory) is kept; only
+        // its match flags start over.
+        let keep = st.pending.is_empty()
+            && matches!(st.source, ProbeSource::Child)
+            && !matches!(st.phase, Phase::Build)
+            && (*st.inner.child).chgParam.is_null();
+        st.close_files();
+        st.probe = None;
+        if keep {
+            st.table.matched.iter_mut().for_each(|m| *m = false);
+            st.phase = if st.inner_empty && !st.jointype.keeps_outer() { Phase::Done } else { Phase::Probe };
+        } else {
+            st.table = Table::new(&st.kinds);
+            pg_sys::MemoryContextReset(st.data_cxt);
+            st.inner_empty = true;
+            st.phase = Phase::Build;
+            pg_sys::ExecReScan(st.inner.child);
+            st.inner.done.set(false);
+        }
+        pg_sys::ExecReScan(st.outer.child);
+        st.outer.done.set(false);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn explain(
+    node: *mut pg_sys::CustomScanState,
+    ancestors: *mut pg_sys::List,
+    es: *mut pg_sys::ExplainState,
+) {
+    unsafe {
+        let st = state(node);
+        let plan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, plan.cast(), ancestors);
+        let prefix = true;
+        let tlist: Vec<*mut pg_sys::TargetEntry> = list_ptrs((*plan).custom_scan_tlist).collect();
+        let deparse = |e: *mut pg_sys::Node| -> String {
+            let s = pg_sys::deparse_expression(e, context, prefix, false);
+            std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned()
+        };
+        let conds: Vec<String> = st
+            .outer
+            .keys
+            .iter()
+            .zip(&st.inner.keys)
+            .map(|(&o, &i)| {
+                format!(
+                    "({} = {})",
+                    deparse((*tlist[o]).expr.cast()),
+                    deparse((*tlist[st.nouter + i]).expr.cast())
+                )
+            })
+            .collect();
+        let prop = |label: &std::ffi::CStr, value: String| crate::pgutil::explain_text(es, label, &value);
+        let int = |label: &std::ffi::CStr, unit: Option<&std::ffi::CStr>, v: u64| {
+            pg_sys::ExplainPropertyInteger(
+                label.as_ptr(),
+                unit.map_or(ptr::null(), |u| u.as_ptr()),
+                v as i64,
+                es,
+            )
+        };
+        prop(c"Join Type", st.jointype.name().into());
+        prop(c"Hash Cond", conds.join(" AND "));
+        let joinquals = (*plan).custom_exprs;
+        if !joinquals.is_null() {
+            let e = pg_sys::make_ands_explicit(joinquals);
+            prop(c"Join Filter", deparse(e.cast()));
+        }
+        if (*es).verbose {
+            let kind = |s: &Side| if s.input == Input::Batches { "batches" } else { "rows" };
+            prop(c"Inputs", format!("outer {}, inner {}", kind(&st.outer), kind(&st.inner)));
+        }
+        if (*es).analyze {
+            int(c"Build Rows", None, st.stats.build_rows);
+            int(c"Probe Batches", None, st.stats.probe_batches);
+            int(c"Peak Memory", Some(c"kB"), st.stats.peak_memory.div_ceil(1024) as u64);
+            if st.stats.partitions > 0 {
+                int(c"Partitions", None, st.stats.partitions);
+                int(c"Spilled Rows", None, st.stats.spilled_rows);
+                int(c"Spilled", Some(c"kB"), st.stats.spilled_bytes.div_ceil(1024));
+            }
+        }
+    }
+}

@@ -1,0 +1,586 @@
+//! VecHashJoin paths: `set_join_pathlist_hook` offers a hash join on
+//! batches for every join PostgreSQL could hash-join (equality clauses with
+//! a hash operator), next to its own join paths, costed like a HashJoin with
+//! hashing and probing at vector price.
+//!
+//! Join types: inner, left, full, right, semi and anti (the other forms
+//! PostgreSQL tries, unique-ified and right semi/anti joins, are its own).
+//! Hash keys are columns of the two inputs (a key that is an expression is
+//! refused) of types the group table compares exactly (integers, dates,
+//! timestamps, floats, text under deterministic collations, bytea, bpchar);
+//! integer keys of different widths compare by value. The remaining clauses
+//! are the join filter (they decide what matches) and, for outer joins, the
+//! filter applied after the join, both evaluated by PostgreSQL on the joined
+//! row.
+//!
+//! The inputs are the inputs' cheapest paths, a VecScan where the input is a
+//! base relation that has one (its batches are read directly). Modes as for
+//! the other nodes: explain records, auto competes on cost, force counts the
+//! join's other paths as disabled.
+
+use std::ffi::CStr;
+
+use crate::pgutil::{list_ptrs, SyncPtr};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use vexec_core::agg::KeyKind;
+use vexec_core::report::{Alternative, Verdict};
+
+use super::agg::{key_kind, type_name};
+use super::cost;
+use super::report;
+use crate::settings::{self, Mode};
+
+static mut PREV_HOOK: pg_sys::set_join_pathlist_hook_type = None;
+
+static PATH_METHODS: SyncPtr<pg_sys::CustomPathMethods> = SyncPtr(pg_sys::CustomPathMethods {
+    CustomName: crate::exec::join::NAME.as_ptr(),
+    PlanCustomPath: Some(plan_custom_path),
+    ReparameterizeCustomPathByChild: None,
+});
+
+pub fn install_hook() {
+    unsafe {
+        PREV_HOOK = pg_sys::set_join_pathlist_hook;
+        pg_sys::set_join_pathlist_hook = Some(join_pathlist);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn join_pathlist(
+    root: *mut pg_sys::PlannerInfo,
+    joinrel: *mut pg_sys::RelOptInfo,
+    outerrel: *mut pg_sys::RelOptInfo,
+    innerrel: *mut pg_sys::RelOptInfo,
+    jointype: pg_sys::JoinType::Type,
+    extra: *mut pg_sys::JoinPathExtraData,
+) {
+    unsafe {
+        if let Some(prev) = PREV_HOOK {
+            prev(root, joinrel, outerrel, innerrel, jointype, extra);
+        }
+        let mode = settings::MODE.get();
+        if mode != Mode::Off {
+            consider(root, joinrel, outerrel, innerrel, jointype, extra, mode);
+        }
+    }
+}
+
+pub fn jointype_name(jt: pg_sys::JoinType::Type) -> &'static str {
+    use pg_sys::JoinType::*;
+    match jt {
+        JOIN_INNER => "Inner",
+        JOIN_LEFT => "Left",
+        JOIN_FULL => "Full",
+        JOIN_RIGHT => "Right",
+        JOIN_SEMI => "Semi",
+        JOIN_ANTI => "Anti",
+        _ => "Other",
+    }
+}
+
+/// PostgreSQL's IS_OUTER_JOIN for the join types offered here.
+pub fn is_outer_join(jt: pg_sys::JoinType::Type) -> bool {
+    use pg_sys::JoinType::*;
+    matches!(jt, JOIN_LEFT | JOIN_FULL | JOIN_RIGHT | JOIN_ANTI)
+}
+
+/// RINFO_IS_PUSHED_DOWN: a clause that filters the join's result rather
+/// than deciding what matches.
+unsafe fn pushed_down(rinfo: *mut pg_sys::RestrictInfo, joinrelids: *mut pg_sys::Bitmapset) -> bool {
+    unsafe { (*rinfo).is_pushed_down || !pg_sys::bms_is_subset((*rinfo).required_relids, joinrelids) }
+}
+
+/// The Var under binary-compatible relabelings, if the expression is one.
+unsafe fn plain_var(e: *mut pg_sys::Node) -> Option<*mut pg_sys::Var> {
+    unsafe {
+        let mut e = e;
+        while (*e).type_ == pg_sys::NodeTag::T_RelabelType {
+            e = (*(e as *mut pg_sys::RelabelType)).arg.cast();
+        }
+        ((*e).type_ == pg_sys::NodeTag::T_Var).then_some(e as *mut pg_sys::Var)
+    }
+}
+
+/// One hash clause: the key on each side and how the table compares it.
+struct HashKey {
+    rinfo: *mut pg_sys::RestrictInfo,
+    outer: *mut pg_sys::Var,
+    inner: *mut pg_sys::Var,
+    kind: KeyKind,
+}
+
+/// The hash clauses of the join, or why one of its hashable clauses
+/// cannot be a vector key. Ok(empty): nothing to hash on.
+unsafe fn hash_keys(
+    joinrel: *mut pg_sys::RelOptInfo,
+    outerrel: *mut pg_sys::RelOptInfo,
+    innerrel: *mut pg_sys::RelOptInfo,
+    jointype: pg_sys::JoinType::Type,
+    restrictlist: *mut pg_sys::List,
+) -> Result<Vec<HashKey>, String> {
+    unsafe {
+        let mut keys = Vec::new();
+        let mut refused: Option<String> = None;
+        for rinfo in list_ptrs::<pg_sys::RestrictInfo>(restrictlist) {
+            if is_outer_join(jointype) && pushed_down(rinfo, (*joinrel).relids) {
+                continue;
+            }
+            if !(*rinfo).can_join || (*rinfo).hashjoinoperator == pg_sys::InvalidOid {
+                continue;
+            }
+            let (o_rels, i_rels) = ((*outerrel).relids, (*innerrel).relids);
+            let outer_is_left = if pg_sys::bms_is_subset((*rinfo).left_relids, o_rels)
+                && pg_sys::bms_is_subset((*rinfo).right_relids, i_rels)
+            {
+                true
+            } else if pg_sys::bms_is_subset((*rinfo).left_relids, i_rels)
+                && pg_sys::bms_is_subset((*rinfo).right_relids, o_rels)
+            {
+                false
+            } else {
+                continue;
+            };
+            let op = (*rinfo).clause as *mut pg_sys::OpExpr;
+            if (*op).xpr.type_ != pg_sys::NodeTag::T_OpExpr || (*(*op).args).length != 2 {
+                continue;
+            }
+            let args: Vec<*mut pg_sys::Node> = list_ptrs::<pg_sys::Node>((*op).args).collect();
+            let (o, i) = if outer_is_left { (args[0], args[1]) } else { (args[1], args[0]) };
+            let (Some(ov), Some(iv)) = (plain_var(o), plain_var(i)) else {
+                refused.get_or_insert("a hash join key is an expression".into());
+                continue;
+            };
+            let (to, ti) = (pg_sys::exprType(o), pg_sys::exprType(i));
+            let ints = [pg_sys::INT2OID, pg_sys::INT4OID, pg_sys::INT8OID];
+            let kind = if ints.contains(&to) && ints.contains(&ti) {
+                // Integer equality across widths is equality of the values.
+                if !pg_sys::op_in_opfamily((*op).opno, pg_sys::Oid::from(pg_sys::INTEGER_BTREE_FAM_OID)) {
+                    refused.get_or_insert("a hash join operator other than integer equality".into());
+                    continue;
+                }
+                KeyKind::Int
+            } else if to == ti {
+                let eq = (*pg_sys::lookup_type_cache(to, pg_sys::TYPECACHE_EQ_OPR as i32)).eq_opr;
+                if eq != (*op).opno {
+                    refused.get_or_insert(format!(
+                        "a hash join operator other than {}'s equality",
+                        type_name(to)
+                    ));
+                    continue;
+                }
+                match key_kind(to, (*op).inputcollid) {
+                    Ok(k) => k,
+                    Err(why) => {
+                        refused.get_or_insert(why.replace("group key", "hash join key"));
+                        continue;
+                    }
+                }
+            } else {
+                refused.get_or_insert(format!(
+                    "hash join keys of types {} and {}",
+                    type_name(to),
+                    type_name(ti)
+                ));
+                continue;
+            };
+            keys.push(HashKey { rinfo, outer: ov, inner: iv, kind });
+        }
+        match (keys.is_empty(), refused) {
+            (true, Some(why)) => Err(why),
+            _ => Ok(keys),
+        }
+    }
+}
+
+/// The path an input is read through: its VecScan when it is a base
+/// relation that has one, else its cheapest path.
+unsafe fn input_path(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::Path> {
+    unsafe {
+        if (*rel).reloptkind == pg_sys::RelOptKind::RELOPT_BASEREL {
+            if let Some(p) = report::scan_path_of(rel) {
+                if (*p).path.param_info.is_null() {
+                    return Some(p.cast());
+                }
+            }
+        }
+        let p = (*rel).cheapest_total_path;
+        (!p.is_null() && (*p).param_info.is_null()).then_some(p)
+    }
+}
+
+/// Names of the relations of `relids`, for the report.
+unsafe fn rel_names(root: *mut pg_sys::PlannerInfo, relids: *mut pg_sys::Bitmapset) -> String {
+    unsafe {
+        let mut names = Vec::new();
+        let mut i = -1;
+        loop {
+            i = pg_sys::bms_next_member(relids, i);
+            if i < 0 {
+                break;
+            }
+            if i as usize >= (*root).simple_rel_array_size as usize {
+                continue;
+            }
+            let rte = *(*root).simple_rte_array.add(i as usize);
+            if rte.is_null() || (*rte).rtekind == pg_sys::RTEKind::RTE_JOIN || (*rte).eref.is_null() {
+                continue;
+            }
+            names.push(CStr::from_ptr((*(*rte).eref).aliasname).to_string_lossy().into_owned());
+        }
+        names.join(" ")
+    }
+}
+
+fn alternative(
+    target: String,
+    verdict: Verdict,
+    row_cost: Option<f64>,
+    vector_cost: Option<f64>,
+    details: Vec<String>,
+) -> Alternative {
+    Alternative { node: "VecHashJoin".into(), target, verdict, row_cost, vector_cost, details }
+}
+
+/// Whether an expression tree holds a PlaceHolderVar.
+unsafe fn has_placeholders(node: *mut pg_sys::Node) -> bool {
+    unsafe {
+        let flags = (pg_sys::PVC_INCLUDE_PLACEHOLDERS
+            | pg_sys::PVC_RECURSE_AGGREGATES
+            | pg_sys::PVC_RECURSE_WINDOWFUNCS) as i32;
+        list_ptrs::<pg_sys::Node>(pg_sys::pull_var_clause(node, flags))
+            .any(|n| (*n).type_ == pg_sys::NodeTag::T_PlaceHolderVar)
+    }
+}
+
+/// Why the join cannot be a VecHashJoin beyond its keys, if it cannot.
+unsafe fn refusal(
+    joinrel: *mut pg_sys::RelOptInfo,
+    outer: *mut pg_sys::Path,
+    inner: *mut pg_sys::Path,
+    restrictlist: *mut pg_sys::List,
+) -> Option<String> {
+    unsafe {
+        if !settings::ENABLE_HASHJOIN.get() {
+            return Some("vexec.enable_hashjoin is off".into());
+        }
+        if has_placeholders((*(*joinrel).reltarget).exprs.cast())
+            || list_ptrs::<pg_sys::RestrictInfo>(restrictlist).any(|r| has_placeholders((*r).clause.cast()))
+        {
+            return Some("placeholder expressions in the join".into());
+        }
+        // Spilled rows are written as values: by value, or varlenas.
+        for p in [outer, inner] {
+            for e in list_ptrs::<pg_sys::Node>((*(*p).pathtarget).exprs) {
+                let t = pg_sys::exprType(e);
+                if !pg_sys::get_typbyval(t) && pg_sys::get_typlen(t) != -1 {
+                    return Some(format!(
+                        "an input column of type {} (neither by value nor variable-length)",
+                        type_name(t)
+                    ));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Hashing a key and probing, against `cpu_operator_cost` per key in
+/// HashJoin's costing.
+pub const HASH_KEY_FACTOR: f64 = 0.5;
+
+unsafe fn consider(
+    root: *mut pg_sys::PlannerInfo,
+    joinrel: *mut pg_sys::RelOptInfo,
+    outerrel: *mut pg_sys::RelOptInfo,
+    innerrel: *mut pg_sys::RelOptInfo,
+    jointype: pg_sys::JoinType::Type,
+    extra: *mut pg_sys::JoinPathExtraData,
+    mode: Mode,
+) {
+    use pg_sys::JoinType::*;
+    unsafe {
+        match jointype {
+            JOIN_INNER | JOIN_LEFT | JOIN_FULL | JOIN_RIGHT | JOIN_SEMI | JOIN_ANTI => {}
+            // PostgreSQL's other form of a semi join, an inner join with its
+            // inner side made unique, comes after our semi join and may have
+            // pushed it out on cost: force offers the semi join again (the
+            // unique-ified side is the semi join's inner side).
+            JOIN_UNIQUE_INNER if mode == Mode::Force => {
+                return consider(root, joinrel, outerrel, innerrel, JOIN_SEMI, extra, mode);
+            }
+            JOIN_UNIQUE_OUTER if mode == Mode::Force => {
+                return consider(root, joinrel, innerrel, outerrel, JOIN_SEMI, extra, mode);
+            }
+            _ => return,
+        }
+        let restrictlist = (*extra).restrictlist;
+        let what = format!(
+            "{} join of {} and {}",
+            jointype_name(jointype).to_lowercase(),
+            rel_names(root, (*outerrel).relids),
+            rel_names(root, (*innerrel).relids)
+        );
+        let keys = match hash_keys(joinrel, outerrel, innerrel, jointype, restrictlist) {
+            Ok(k) if k.is_empty() => return, // nothing PostgreSQL could hash either
+            Ok(k) => k,
+            Err(why) => {
+                report::record(alternative(what, Verdict::NotPossible(why), None, None, vec![]));
+                return;
+            }
+        };
+        let (Some(outer), Some(inner)) = (input_path(outerrel), input_path(innerrel)) else {
+            report::record(alternative(
+                what,
+                Verdict::NotPossible("an input has only parameterized paths".into()),
+                None,
+                None,
+                vec![],
+            ));
+            return;
+        };
+        if let Some(why) = refusal(joinrel, outer, inner, restrictlist) {
+            report::record(alternative(what, Verdict::NotPossible(why), None, None, vec![]));
+            return;
+        }
+
+        // Cost: HashJoin's shape (build the inner side, probe with the
+        // outer), hashing and probing at vector price.
+        let op = pg_sys::cpu_operator_cost;
+        let nkeys = keys.len() as f64;
+        let (orows, irows) = ((*outer).rows, (*inner).rows);
+        let rows = (*joinrel).rows;
+        let mut quals: pg_sys::QualCost = std::mem::zeroed();
+        let other: Vec<*mut pg_sys::RestrictInfo> = list_ptrs::<pg_sys::RestrictInfo>(restrictlist)
+            .filter(|&r| !keys.iter().any(|k| k.rinfo == r))
+            .collect();
+        let mut other_list: *mut pg_sys::List = std::ptr::null_mut();
+        for &r in &other {
+            other_list = pg_sys::lappend(other_list, r.cast());
+        }
+        pg_sys::cost_qual_eval(&mut quals, other_list, root);
+        let build = (op * nkeys * HASH_KEY_FACTOR + pg_sys::cpu_tuple_cost * cost::TUPLE_FACTOR) * irows;
+        let mut startup = (*inner).total_cost + build + cost::SETUP_OPERATORS * op;
+        let width = (*(*inner).pathtarget).width.max(8) as f64;
+        if irows * (width + 24.0) > pg_sys::get_hash_memory_limit() as f64 {
+            // Both sides written to and read back from temporary files once.
+            let pages = |r: f64, w: i32| (r * w.max(8) as f64 / pg_sys::BLCKSZ as f64).ceil();
+            startup += 2.0
+                * (pages(irows, (*(*inner).pathtarget).width) + pages(orows, (*(*outer).pathtarget).width))
+                * pg_sys::seq_page_cost;
+        }
+        let probe = op * nkeys * HASH_KEY_FACTOR * orows;
+        let total = startup
+            + (*outer).total_cost
+            + probe
+            + quals.per_tuple * rows.max(orows.min(irows))
+            + pg_sys::cpu_tuple_cost * rows;
+        let row_cost =
+            list_ptrs::<pg_sys::Path>((*joinrel).pathlist).map(|p| (*p).total_cost).reduce(f64::min);
+
+        let id = report::next_id();
+        let mut private: *mut pg_sys::List = std::ptr::null_mut();
+        private = pg_sys::lappend(private, pg_sys::makeInteger(id as i32).cast());
+        private = pg_sys::lappend(private, pg_sys::makeInteger(jointype as i32).cast());
+        let (mut okeys, mut ikeys, mut kinds, mut rinfos) =
+            (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+        for k in &keys {
+            okeys = pg_sys::lappend(okeys, k.outer.cast());
+            ikeys = pg_sys::lappend(ikeys, k.inner.cast());
+            kinds = pg_sys::lappend(kinds, pg_sys::makeInteger(k.kind.code()).cast());
+            rinfos = pg_sys::lappend(rinfos, k.rinfo.cast());
+        }
+        for l in [okeys, ikeys, kinds, rinfos, restrictlist] {
+            private = pg_sys::lappend(private, l.cast());
+        }
+        let cp = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        let p = &mut (*cp).path;
+        p.type_ = pg_sys::NodeTag::T_CustomPath;
+        p.pathtype = pg_sys::NodeTag::T_CustomScan;
+        p.parent = joinrel;
+        p.pathtarget = (*joinrel).reltarget;
+        p.parallel_safe = false;
+        p.rows = rows;
+        p.disabled_nodes =
+            (*outer).disabled_nodes + (*inner).disabled_nodes + (!pg_sys::enable_hashjoin) as i32;
+        p.startup_cost = startup;
+        p.total_cost = total;
+        (*cp).custom_paths =
+            pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), outer.cast()), inner.cast());
+        (*cp).custom_private = private;
+        (*cp).methods = &PATH_METHODS.0;
+
+        let vector_inputs =
+            [outer, inner].iter().filter(|&&x| (*x).type_ == pg_sys::NodeTag::T_CustomPath).count();
+        let details = vec![format!(
+            "hash keys: {}; rows: outer {orows:.0}, inner {irows:.0}; vector inputs: {vector_inputs} of 2",
+            keys.len()
+        )];
+        let alt = alternative(what, Verdict::Chosen, row_cost, Some(total), details);
+        match mode {
+            Mode::Off => {}
+            Mode::Explain => {
+                let mut alt = alt;
+                alt.verdict = Verdict::NotChosen("explain mode".into());
+                report::record(alt);
+            }
+            Mode::Auto | Mode::Force => {
+                // Force: the join's other paths count as disabled (before
+                // add_path compares them with ours).
+                if mode == Mode::Force && p.disabled_nodes == 0 {
+                    disable_others(joinrel);
+                }
+                pg_sys::add_path(joinrel, cp.cast());
+                report::record_candidate(alt, id, "another path was cheaper");
+            }
+        }
+    }
+}
+
+/// Force: the join's paths other than ours count as disabled.
+unsafe fn disable_others(joinrel: *mut pg_sys::RelOptInfo) {
+    unsafe {
+        for list in [(*joinrel).pathlist, (*joinrel).partial_pathlist] {
+            for path in list_ptrs::<pg_sys::Path>(list) {
+                if !is_ours(path) && (*path).disabled_nodes == 0 {
+                    (*path).disabled_nodes = 1;
+                }
+            }
+        }
+    }
+}
+
+unsafe fn is_ours(path: *mut pg_sys::Path) -> bool {
+    unsafe {
+        (*path).type_ == pg_sys::NodeTag::T_CustomPath
+            && (*(path as *mut pg_sys::CustomPath)).methods == &PATH_METHODS.0 as *const _
+    }
+}
+
+/// The (varno, varattno) of a Var, the identity its copies share whatever
+/// outer joins null them.
+unsafe fn var_id(v: *mut pg_sys::Var) -> (i32, i16) {
+    unsafe { ((*v).varno, (*v).varattno) }
+}
+
+/// Per custom_scan_tlist Var: its identity and nullingrels.
+type NullingMap = Vec<((i32, i16), *mut pg_sys::Bitmapset)>;
+
+/// A copy of `node` whose Vars carry the nullingrels of the same Var in
+/// `map` (the scan tuple's), so that set_references matches them exactly.
+/// The join reads every Var from the scan tuple, where a value is the same
+/// whichever outer joins may null it above or below.
+unsafe fn align_nullingrels(node: *mut pg_sys::Node, map: &NullingMap) -> *mut pg_sys::Node {
+    #[pg_guard]
+    unsafe extern "C-unwind" fn mutator(
+        node: *mut pg_sys::Node,
+        ctx: *mut std::ffi::c_void,
+    ) -> *mut pg_sys::Node {
+        unsafe {
+            if node.is_null() {
+                return node;
+            }
+            let map = &*(ctx as *const NullingMap);
+            if (*node).type_ == pg_sys::NodeTag::T_Var {
+                let v = pg_sys::copyObjectImpl(node.cast()) as *mut pg_sys::Var;
+                if let Some((_, n)) = map.iter().find(|(id, _)| *id == var_id(v)) {
+                    (*v).varnullingrels = pg_sys::bms_copy(*n);
+                }
+                return v.cast();
+            }
+            pg_sys::expression_tree_mutator_impl(node, Some(mutator), ctx)
+        }
+    }
+    unsafe { mutator(node, map as *const NullingMap as *mut std::ffi::c_void) }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn plan_custom_path(
+    _root: *mut pg_sys::PlannerInfo,
+    rel: *mut pg_sys::RelOptInfo,
+    best_path: *mut pg_sys::CustomPath,
+    tlist: *mut pg_sys::List,
+    _clauses: *mut pg_sys::List,
+    custom_plans: *mut pg_sys::List,
+) -> *mut pg_sys::Plan {
+    unsafe {
+        let private: Vec<*mut pg_sys::Node> =
+            list_ptrs::<pg_sys::Node>((*best_path).custom_private).collect();
+        let id = (*(private[0] as *mut pg_sys::Integer)).ival;
+        let jointype = (*(private[1] as *mut pg_sys::Integer)).ival as pg_sys::JoinType::Type;
+        let okeys: Vec<*mut pg_sys::Var> = list_ptrs(private[2].cast()).collect();
+        let ikeys: Vec<*mut pg_sys::Var> = list_ptrs(private[3].cast()).collect();
+        let kinds: Vec<i32> = list_ptrs::<pg_sys::Integer>(private[4].cast()).map(|i| (*i).ival).collect();
+        let hash_rinfos: Vec<*mut pg_sys::RestrictInfo> = list_ptrs(private[5].cast()).collect();
+        let restrictlist = private[6] as *mut pg_sys::List;
+        report::mark_chosen(id as u32);
+
+        let plans: Vec<*mut pg_sys::Plan> = list_ptrs(custom_plans).collect();
+        let (outer_plan, inner_plan) = (plans[0], plans[1]);
+        // The scan tuple: the outer input's row, then the inner input's,
+        // Vars carrying the nullingrels the join's output gives them.
+        let tlist_vars: Vec<*mut pg_sys::Var> =
+            list_ptrs::<pg_sys::TargetEntry>(tlist).filter_map(|te| plain_var((*te).expr.cast())).collect();
+        let mut map: NullingMap = Vec::new();
+        let mut scan_tlist: *mut pg_sys::List = std::ptr::null_mut();
+        let mut resno = 1;
+        for plan in [outer_plan, inner_plan] {
+            for te in list_ptrs::<pg_sys::TargetEntry>((*plan).targetlist) {
+                let expr = pg_sys::copyObjectImpl((*te).expr.cast()) as *mut pg_sys::Expr;
+                if (*expr).type_ == pg_sys::NodeTag::T_Var {
+                    let v = expr as *mut pg_sys::Var;
+                    if let Some(&out) = tlist_vars.iter().find(|&&o| var_id(o) == var_id(v)) {
+                        (*v).varnullingrels = pg_sys::bms_copy((*out).varnullingrels);
+                    }
+                    map.push((var_id(v), (*v).varnullingrels));
+                }
+                let nte = pg_sys::makeTargetEntry(expr, resno, std::ptr::null_mut(), false);
+                scan_tlist = pg_sys::lappend(scan_tlist, nte.cast());
+                resno += 1;
+            }
+        }
+        let column_of = |plan: *mut pg_sys::Plan, v: *mut pg_sys::Var| -> i32 {
+            list_ptrs::<pg_sys::TargetEntry>((*plan).targetlist)
+                .position(|te| plain_var((*te).expr.cast()).is_some_and(|x| var_id(x) == var_id(v)))
+                .expect("a hash key is an output column of its input") as i32
+        };
+        // The join filter (what matches) and, for outer joins, the filter
+        // after the join.
+        let (mut joinquals, mut otherquals): (*mut pg_sys::List, *mut pg_sys::List) =
+            (std::ptr::null_mut(), std::ptr::null_mut());
+        for rinfo in list_ptrs::<pg_sys::RestrictInfo>(restrictlist) {
+            if hash_rinfos.contains(&rinfo) {
+                continue;
+            }
+            let clause = align_nullingrels((*rinfo).clause.cast(), &map);
+            if is_outer_join(jointype) && pushed_down(rinfo, (*rel).relids) {
+                otherquals = pg_sys::lappend(otherquals, clause.cast());
+            } else {
+                joinquals = pg_sys::lappend(joinquals, clause.cast());
+            }
+        }
+        let mut spec: *mut pg_sys::List = std::ptr::null_mut();
+        let mut push = |v: i32| spec = pg_sys::lappend(spec, pg_sys::makeInteger(v).cast());
+        push(id);
+        push(jointype as i32);
+        push((*(*outer_plan).targetlist).length);
+        push(okeys.len() as i32);
+        for ((&o, &i), &k) in okeys.iter().zip(&ikeys).zip(&kinds) {
+            push(column_of(outer_plan, o));
+            push(column_of(inner_plan, i));
+            push(k);
+        }
+        let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+        (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
+        (*cscan).scan.plan.targetlist = align_nullingrels(tlist.cast(), &map).cast();
+        (*cscan).scan.plan.qual = otherquals;
+        (*cscan).scan.scanrelid = 0;
+        (*cscan).custom_scan_tlist = scan_tlist;
+        (*cscan).custom_plans = custom_plans;
+        (*cscan).custom_exprs = joinquals;
+        (*cscan).custom_private = spec;
+        (*cscan).flags = (*best_path).flags;
+        (*cscan).methods = crate::exec::join::scan_methods();
+        cscan as *mut pg_sys::Plan
+    }
+}
