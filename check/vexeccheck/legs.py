@@ -63,17 +63,22 @@ class Expected:
         return self.entries.get((leg, item))
 
 
-def judge(r: LegResult, expected: Expected, leg: str, test: str, ok: bool, plan_only: bool, diffs: str) -> None:
+def judge(r: LegResult, expected: Expected, leg: str, test: str, ok: bool, plan_only: bool, diffs: str,
+          order_only: bool = False) -> None:
     """A test of a differential run: pass, a reviewed difference, or a failure.
     A reviewed difference whose reason starts with "plan-only:" must really be
-    only plans showing vector nodes."""
+    only plans showing vector nodes; one that starts with "order-only:" may
+    also return the rows of a result in another order (same rows, same
+    counts), nothing more."""
     why = expected.reason(leg, test)
     if ok:
         r.ok()
-    elif why and (not why.startswith("plan-only:") or plan_only):
-        r.skip(f"{test}: {why}")
-    elif why:
+    elif why and why.startswith("plan-only:") and not plan_only:
         r.fail(f"{test}: listed as plan-only, but results differ too (diffs: {diffs})")
+    elif why and why.startswith("order-only:") and not (plan_only or order_only):
+        r.fail(f"{test}: listed as order-only, but results differ in content (diffs: {diffs})")
+    elif why:
+        r.skip(f"{test}: {why}")
     else:
         r.fail(f"{test} (diffs: {diffs})")
 
@@ -150,7 +155,8 @@ def leg_differential_suite(state: str, full: bool, expected: Expected) -> LegRes
     for test, ok in sorted(force.tests.items()):
         r.queries += 1
         plan_only = not ok and pgsuite.plan_only_difference(off, force, test)
-        judge(r, expected, "diff-pgsuite", test, ok, plan_only, f"{force.out_dir}/regression.diffs")
+        order_only = not ok and pgsuite.order_only_difference(off, force, test)
+        judge(r, expected, "diff-pgsuite", test, ok, plan_only, f"{force.out_dir}/regression.diffs", order_only)
     return r
 
 

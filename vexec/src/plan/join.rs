@@ -255,6 +255,7 @@ unsafe fn has_placeholders(node: *mut pg_sys::Node) -> bool {
 
 /// Why the join cannot be a VecHashJoin beyond its keys, if it cannot.
 unsafe fn refusal(
+    root: *mut pg_sys::PlannerInfo,
     joinrel: *mut pg_sys::RelOptInfo,
     outer: *mut pg_sys::Path,
     inner: *mut pg_sys::Path,
@@ -264,10 +265,34 @@ unsafe fn refusal(
         if !settings::ENABLE_HASHJOIN.get() {
             return Some("vexec.enable_hashjoin is off".into());
         }
+        // MERGE's join refers to its target's columns with other nullingrels
+        // than the join's output gives them (PostgreSQL's own join nodes are
+        // matched more loosely by set_references).
+        if (*(*root).parse).commandType == pg_sys::CmdType::CMD_MERGE {
+            return Some("the join of a MERGE".into());
+        }
         if has_placeholders((*(*joinrel).reltarget).exprs.cast())
             || list_ptrs::<pg_sys::RestrictInfo>(restrictlist).any(|r| has_placeholders((*r).clause.cast()))
         {
             return Some("placeholder expressions in the join".into());
+        }
+        // The scan tuple holds one copy of each column, matched to the
+        // output by set_references with its nullingrels: a column output
+        // both nulled and not (MERGE's source rows) cannot be.
+        let flags = (pg_sys::PVC_RECURSE_AGGREGATES
+            | pg_sys::PVC_RECURSE_WINDOWFUNCS
+            | pg_sys::PVC_RECURSE_PLACEHOLDERS) as i32;
+        let vars: Vec<*mut pg_sys::Var> =
+            list_ptrs::<pg_sys::Node>(pg_sys::pull_var_clause((*(*joinrel).reltarget).exprs.cast(), flags))
+                .filter(|&n| (*n).type_ == pg_sys::NodeTag::T_Var)
+                .map(|n| n as *mut pg_sys::Var)
+                .collect();
+        for (i, &a) in vars.iter().enumerate() {
+            if vars[..i].iter().any(|&b| {
+                var_id(a) == var_id(b) && !pg_sys::bms_equal((*a).varnullingrels, (*b).varnullingrels)
+            }) {
+                return Some("a column is output both nulled and not by outer joins".into());
+            }
         }
         // Spilled rows are written as values: by value, or varlenas.
         for p in [outer, inner] {
@@ -339,7 +364,20 @@ unsafe fn consider(
             ));
             return;
         };
-        if let Some(why) = refusal(joinrel, outer, inner, restrictlist) {
+        // As for scans: outside force mode, small joins stay PostgreSQL's
+        // (setting up batches and a table costs more than it saves).
+        let min_rows = settings::MIN_ROWS.get() as f64;
+        if mode != Mode::Force && (*outer).rows + (*inner).rows < min_rows {
+            report::record(alternative(
+                what,
+                Verdict::NotPossible(format!("fewer than vexec.min_rows ({min_rows:.0}) input rows")),
+                None,
+                None,
+                vec![],
+            ));
+            return;
+        }
+        if let Some(why) = refusal(root, joinrel, outer, inner, restrictlist) {
             report::record(alternative(what, Verdict::NotPossible(why), None, None, vec![]));
             return;
         }
@@ -519,8 +557,16 @@ unsafe extern "C-unwind" fn plan_custom_path(
         let (outer_plan, inner_plan) = (plans[0], plans[1]);
         // The scan tuple: the outer input's row, then the inner input's,
         // Vars carrying the nullingrels the join's output gives them.
+        // (Every Var of the output, also those inside expressions: a MERGE
+        // join outputs row expressions of its target.)
+        let flags = (pg_sys::PVC_RECURSE_AGGREGATES
+            | pg_sys::PVC_RECURSE_WINDOWFUNCS
+            | pg_sys::PVC_RECURSE_PLACEHOLDERS) as i32;
         let tlist_vars: Vec<*mut pg_sys::Var> =
-            list_ptrs::<pg_sys::TargetEntry>(tlist).filter_map(|te| plain_var((*te).expr.cast())).collect();
+            list_ptrs::<pg_sys::Node>(pg_sys::pull_var_clause(tlist.cast(), flags))
+                .filter(|&n| (*n).type_ == pg_sys::NodeTag::T_Var)
+                .map(|n| n as *mut pg_sys::Var)
+                .collect();
         let mut map: NullingMap = Vec::new();
         let mut scan_tlist: *mut pg_sys::List = std::ptr::null_mut();
         let mut resno = 1;
@@ -572,7 +618,8 @@ unsafe extern "C-unwind" fn plan_custom_path(
         }
         let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
         (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
-        (*cscan).scan.plan.targetlist = align_nullingrels(tlist.cast(), &map).cast();
+        // The output keeps its own Vars: the parent matches them.
+        (*cscan).scan.plan.targetlist = tlist;
         (*cscan).scan.plan.qual = otherquals;
         (*cscan).scan.scanrelid = 0;
         (*cscan).custom_scan_tlist = scan_tlist;
