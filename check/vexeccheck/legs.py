@@ -106,7 +106,9 @@ def leg_pg18(state: str, full: bool, expected: Expected) -> LegResult:
             elif mode == "auto" and (baseline is None or baseline.tests.get(test, True)):
                 # auto may choose other plans; tests that print plans differ.
                 plan_only = pgsuite.plan_only_difference(reference, run, test)
-                judge(r, expected, "suite-auto", test, ok, plan_only, f"{run.out_dir}/regression.diffs")
+                order_only = pgsuite.order_only_difference(reference, run, test)
+                judge(r, expected, "suite-auto", test, ok, plan_only, f"{run.out_dir}/regression.diffs",
+                      order_only)
             elif baseline is not None and not baseline.tests.get(test, True):
                 # A baseline failure: vexec must reproduce it exactly.
                 if pgsuite.same_output(baseline, run, test):
@@ -138,7 +140,9 @@ def leg_pg19(state: str, full: bool, expected: Expected) -> LegResult:
                 r.skip(f"{mode}/{test}: {expected.reason('suite19-unstable', test)}")
             elif mode == "auto":
                 plan_only = pgsuite.plan_only_difference(vanilla, run, test)
-                judge(r, expected, "suite-auto", test, ok, plan_only, f"{run.out_dir}/regression.diffs")
+                order_only = pgsuite.order_only_difference(vanilla, run, test)
+                judge(r, expected, "suite-auto", test, ok, plan_only, f"{run.out_dir}/regression.diffs",
+                      order_only)
             else:
                 r.fail(f"{mode}/{test} (diffs: {run.out_dir}/regression.diffs)")
     return r

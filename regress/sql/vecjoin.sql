@@ -2,6 +2,10 @@
 -- multiset) that mode off returns, or the same error.
 \set SHOW_CONTEXT never
 SET search_path = public;
+-- Force mode disables PostgreSQL's hash joins only; nested loops and merge
+-- joins would still win some of these joins on cost.
+SET enable_nestloop = off;
+SET enable_mergejoin = off;
 
 CREATE FUNCTION join_same(q text) RETURNS text LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -172,6 +176,7 @@ SELECT join_same($$SELECT jo.id, (SELECT count(*) FROM ji a JOIN jo b ON a.k = b
 SET enable_material = off;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
+SET enable_nestloop = on;
 SELECT join_same($$SELECT v.x, s.* FROM (VALUES (1), (2), (3)) v(x), LATERAL (SELECT count(*) AS c FROM jo a FULL JOIN ji b ON a.k = b.k) s$$);
 RESET enable_material;
 RESET enable_hashjoin;

@@ -15,8 +15,9 @@
 //!
 //! The inputs are the inputs' cheapest paths, a VecScan where the input is a
 //! base relation that has one (its batches are read directly). Modes as for
-//! the other nodes: explain records, auto competes on cost, force counts the
-//! join's other paths as disabled.
+//! the other nodes: explain records, auto competes on cost, force counts
+//! PostgreSQL's hash joins as disabled (nested loops and merge joins still
+//! compete, as index scans do with VecScan).
 
 use std::ffi::CStr;
 
@@ -475,23 +476,19 @@ unsafe fn consider(
     }
 }
 
-/// Force: the join's paths other than ours count as disabled.
+/// Force: PostgreSQL's hash joins of the join count as disabled. Nested
+/// loops and merge joins keep competing on cost, as index scans compete
+/// with VecScan: a nested loop over a parameterized index scan can be
+/// orders of magnitude cheaper (TPC-H Q2's correlated subquery).
 unsafe fn disable_others(joinrel: *mut pg_sys::RelOptInfo) {
     unsafe {
         for list in [(*joinrel).pathlist, (*joinrel).partial_pathlist] {
             for path in list_ptrs::<pg_sys::Path>(list) {
-                if !is_ours(path) && (*path).disabled_nodes == 0 {
+                if (*path).pathtype == pg_sys::NodeTag::T_HashJoin && (*path).disabled_nodes == 0 {
                     (*path).disabled_nodes = 1;
                 }
             }
         }
-    }
-}
-
-unsafe fn is_ours(path: *mut pg_sys::Path) -> bool {
-    unsafe {
-        (*path).type_ == pg_sys::NodeTag::T_CustomPath
-            && (*(path as *mut pg_sys::CustomPath)).methods == &PATH_METHODS.0 as *const _
     }
 }
 
