@@ -33,10 +33,10 @@ use crate::pgutil::{list_ptrs, SyncPtr};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::agg::{GroupTable, KeyKind, NO_GROUP};
-use vexec_core::batch::{Column, PhysType, RowIdx, Values, BATCH_CAPACITY};
+use vexec_core::batch::{Column, RowIdx, Values, BATCH_CAPACITY};
 use vexec_core::spill::{partition_of, SpilledBatch};
 
-use crate::exec::scan;
+use crate::exec::input::{rows_context, ChildInput};
 use crate::exec::spill::SpillFile;
 use crate::shim::{self, guarded};
 
@@ -91,23 +91,10 @@ impl JoinType {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Input {
-    Batches,
-    Rows,
-}
-
 /// One input of the join.
 struct Side {
-    child: *mut pg_sys::PlanState,
-    input: Input,
-    types: Vec<PhysType>,
-    /// For each column, the typlen of a by-reference type.
-    by_ref: Vec<Option<i16>>,
+    src: ChildInput,
     keys: Vec<usize>,
-    /// The child returned its last row (a node must not be called again
-    /// after that until it is rescanned: an index scan would start over).
-    done: std::cell::Cell<bool>,
 }
 
 /// The columns of a batch the join holds, and what owns their values.
@@ -289,38 +276,7 @@ unsafe extern "C-unwind" fn drop_state(arg: *mut c_void) {
 }
 
 unsafe fn side(plan: *mut pg_sys::Plan, estate: *mut pg_sys::EState, eflags: i32, keys: Vec<usize>) -> Side {
-    unsafe {
-        let child = pg_sys::ExecInitNode(plan, estate, eflags);
-        let input = if (*plan).type_ == pg_sys::NodeTag::T_CustomScan
-            && (*(plan as *mut pg_sys::CustomScan)).methods == scan::scan_methods()
-        {
-            Input::Batches
-        } else {
-            Input::Rows
-        };
-        let mut types = Vec::new();
-        let mut by_ref = Vec::new();
-        for te in list_ptrs::<pg_sys::TargetEntry>((*plan).targetlist) {
-            let t = pg_sys::exprType((*te).expr.cast());
-            let (mut len, mut byval) = (0i16, false);
-            pg_sys::get_typlenbyval(t, &mut len, &mut byval);
-            types.push(crate::expr::compile::phys_of(t).0);
-            by_ref.push((!byval).then_some(len));
-        }
-        Side { child, input, types, by_ref, keys, done: std::cell::Cell::new(false) }
-    }
-}
-
-unsafe fn new_data_context(parent: pg_sys::MemoryContext) -> pg_sys::MemoryContext {
-    unsafe {
-        pg_sys::AllocSetContextCreateInternal(
-            parent,
-            c"VecHashJoin rows".as_ptr(),
-            0,
-            8 * 1024,
-            8 * 1024 * 1024,
-        )
-    }
+    unsafe { Side { src: ChildInput::init(plan, estate, eflags), keys } }
 }
 
 #[pg_guard]
@@ -351,7 +307,7 @@ unsafe extern "C-unwind" fn begin(
         let outer = side(plans[0], estate, child_flags, okeys);
         let inner = side(plans[1], estate, child_flags, ikeys);
         (*node).custom_ps =
-            pg_sys::lappend(pg_sys::lappend(ptr::null_mut(), outer.child.cast()), inner.child.cast());
+            pg_sys::lappend(pg_sys::lappend(ptr::null_mut(), outer.src.child.cast()), inner.src.child.cast());
         let joinqual = pg_sys::ExecInitQual((*cscan).custom_exprs, node.cast());
         let query_cxt = (*estate).es_query_cxt;
         let st = Box::new(JoinState {
@@ -364,7 +320,7 @@ unsafe extern "C-unwind" fn begin(
             joinqual,
             econtext: (*node).ss.ps.ps_ExprContext,
             query_cxt,
-            data_cxt: new_data_context(query_cxt),
+            data_cxt: rows_context(query_cxt, c"VecHashJoin rows"),
             batch_cxt: pg_sys::AllocSetContextCreateInternal(
                 query_cxt,
                 c"VecHashJoin batch".as_ptr(),
@@ -387,60 +343,11 @@ unsafe extern "C-unwind" fn begin(
     }
 }
 
-/// The next batch of a child (None at its end): live rows, by-reference
-/// values valid until the next call (slot values are copied into the
-/// per-batch memory).
-unsafe fn next_child_batch(s: &Side, per_batch: pg_sys::MemoryContext) -> Option<(Vec<Column>, Vec<RowIdx>)> {
-    unsafe {
-        if s.done.get() {
-            return None;
-        }
-        match s.input {
-            Input::Batches => {
-                let b = scan::next_vector_batch(s.child as *mut pg_sys::CustomScanState);
-                if b.is_none() {
-                    s.done.set(true);
-                }
-                b.map(|b| (b.columns, b.rows))
-            }
-            Input::Rows => {
-                let mut columns: Vec<Column> =
-                    s.types.iter().map(|&t| Column::new(t, BATCH_CAPACITY)).collect();
-                let ncols = columns.len();
-                let mut n = 0;
-                while n < BATCH_CAPACITY {
-                    let slot = pg_sys::ExecProcNode(s.child);
-                    if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
-                        s.done.set(true);
-                        break;
-                    }
-                    pg_sys::slot_getsomeattrs(slot, ncols as i32);
-                    let old = pg_sys::MemoryContextSwitchTo(per_batch);
-                    for (c, col) in columns.iter_mut().enumerate() {
-                        if *(*slot).tts_isnull.add(c) {
-                            col.validity.set(n, false);
-                            continue;
-                        }
-                        let mut d = (*(*slot).tts_values.add(c)).value();
-                        if let Some(typlen) = s.by_ref[c] {
-                            d = pg_sys::datumCopy(pg_sys::Datum::from(d), false, typlen as i32).value();
-                        }
-                        col.values.set_datum(n, d);
-                    }
-                    pg_sys::MemoryContextSwitchTo(old);
-                    n += 1;
-                }
-                (n > 0).then(|| (columns, vexec_core::batch::full_selection(n)))
-            }
-        }
-    }
-}
-
 /// Make the varlena values of `rows` plain (detoasted) in the current
 /// memory context, so keys can be hashed and rows written to files.
 unsafe fn detoast(s: &Side, columns: &mut [Column], rows: &[RowIdx]) {
     for (c, col) in columns.iter_mut().enumerate() {
-        if s.by_ref[c] != Some(-1) {
+        if s.src.by_ref[c] != Some(-1) {
             continue;
         }
         let Values::Datum(v) = &mut col.values else { continue };
@@ -527,7 +434,7 @@ impl JoinState {
                 pg_sys::MemoryContextReset(per_batch);
                 // (The child runs in the caller's memory context: it keeps
                 // state across calls.)
-                let next = next_child_batch(&self.inner, per_batch);
+                let next = self.inner.src.next(per_batch);
                 let Some((mut columns, rows)) = next else { break };
                 self.stats.build_batches += 1;
                 self.stats.build_rows += rows.len() as u64;
@@ -550,7 +457,8 @@ impl JoinState {
                     continue;
                 }
                 let mut compacted = compact(&columns, &rows);
-                self.copy_by_ref(&mut compacted);
+                let rows_all = vexec_core::batch::full_selection(compacted.first().map_or(0, |c| c.len()));
+                self.inner.src.copy_by_ref(&mut compacted, &rows_all, |_| false, self.data_cxt);
                 self.insert(Held { columns: compacted, _spilled: None }, rows.len());
                 let used = self.memory();
                 self.stats.peak_memory = self.stats.peak_memory.max(used);
@@ -573,7 +481,7 @@ impl JoinState {
                     loop {
                         check_for_interrupts!();
                         pg_sys::MemoryContextReset(per_batch);
-                        let next = next_child_batch(&self.outer, per_batch);
+                        let next = self.outer.src.next(per_batch);
                         let Some((mut columns, rows)) = next else { break };
                         let old = pg_sys::MemoryContextSwitchTo(per_batch);
                         detoast(&self.outer, &mut columns, &rows);
@@ -670,24 +578,6 @@ impl JoinState {
         }
     }
 
-    /// Copy the by-reference values of a compacted inner batch into the
-    /// node's memory (the child's are gone with its next batch).
-    unsafe fn copy_by_ref(&self, columns: &mut [Column]) {
-        unsafe {
-            for (c, col) in columns.iter_mut().enumerate() {
-                let Some(typlen) = self.inner.by_ref[c] else { continue };
-                let Values::Datum(v) = &mut col.values else { continue };
-                let n = v.len();
-                let values = v.as_mut_ptr();
-                let validity = col.validity.as_bytes().as_ptr();
-                let rows = vexec_core::batch::full_selection(n);
-                let old = pg_sys::MemoryContextSwitchTo(self.data_cxt);
-                guarded(|| shim::vx_copy_datums(values, validity, n as i32, rows.as_ptr(), typlen, false));
-                pg_sys::MemoryContextSwitchTo(old);
-            }
-        }
-    }
-
     /// Load the next queued partition's inner rows (partitioning again if
     /// they outgrow hash_mem). False when none is left.
     unsafe fn next_partition(&mut self) -> bool {
@@ -703,7 +593,7 @@ impl JoinState {
                 inner.rewind();
                 let mut buf = Vec::new();
                 let mut again: Option<Vec<SpillFile>> = None;
-                while let Some(mut b) = inner.read(&self.inner.types, &mut buf) {
+                while let Some(mut b) = inner.read(&self.inner.src.types, &mut buf) {
                     let len = b.len;
                     if let Some(files) = again.as_mut() {
                         let rows = vexec_core::batch::full_selection(len);
@@ -732,7 +622,7 @@ impl JoinState {
                     Some(inner_files) => {
                         let mut outer_files: Vec<SpillFile> = (0..FANOUT).map(|_| self.new_file()).collect();
                         outer.rewind();
-                        while let Some(b) = outer.read(&self.outer.types, &mut buf) {
+                        while let Some(b) = outer.read(&self.outer.src.types, &mut buf) {
                             let rows = vexec_core::batch::full_selection(b.len);
                             self.write_partitioned(&mut outer_files, false, &b.columns, &rows, level + 1);
                         }
@@ -754,7 +644,7 @@ impl JoinState {
                 self.probe = None;
                 let (held, rows) = match &mut self.source {
                     ProbeSource::Child => {
-                        let next = next_child_batch(&self.outer, per_batch);
+                        let next = self.outer.src.next(per_batch);
                         let Some((mut columns, rows)) = next else { return false };
                         let old = pg_sys::MemoryContextSwitchTo(per_batch);
                         detoast_keys(&self.outer, &mut columns, &rows);
@@ -765,7 +655,7 @@ impl JoinState {
                     }
                     ProbeSource::File(f) => {
                         let mut buf = std::mem::take(&mut self.scratch);
-                        let b = f.read(&self.outer.types, &mut buf);
+                        let b = f.read(&self.outer.src.types, &mut buf);
                         self.scratch = buf;
                         let Some(mut b) = b else { return false };
                         let rows = vexec_core::batch::full_selection(b.len);
@@ -826,7 +716,7 @@ impl JoinState {
                     }
                 }
             }
-            let ninner = self.inner.types.len();
+            let ninner = self.inner.src.types.len();
             match inner {
                 Some(id) => {
                     let held = &self.table.batches[(id >> ROW_BITS) as usize];
@@ -853,7 +743,7 @@ impl JoinState {
 /// Key columns that are varlenas must be plain for hashing.
 unsafe fn detoast_keys(s: &Side, columns: &mut [Column], rows: &[RowIdx]) {
     for &k in &s.keys {
-        if s.by_ref[k] != Some(-1) {
+        if s.src.by_ref[k] != Some(-1) {
             continue;
         }
         let col = &mut columns[k];
@@ -1002,8 +892,8 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
             let mut st = Box::from_raw((*vnode).state);
             (*vnode).state = ptr::null_mut();
             st.close_files();
-            pg_sys::ExecEndNode(st.outer.child);
-            pg_sys::ExecEndNode(st.inner.child);
+            pg_sys::ExecEndNode(st.outer.src.child);
+            pg_sys::ExecEndNode(st.inner.src.child);
             drop(st);
         }
     }
@@ -1029,15 +919,15 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         let st = state(node);
         let changed = (*node).ss.ps.chgParam;
         if !changed.is_null() {
-            pg_sys::UpdateChangedParamSet(st.outer.child, changed);
-            pg_sys::UpdateChangedParamSet(st.inner.child, changed);
+            pg_sys::UpdateChangedParamSet(st.outer.src.child, changed);
+            pg_sys::UpdateChangedParamSet(st.inner.src.child, changed);
         }
         // The table of an unchanged inner side (in memory) is kept; only
         // its match flags start over.
         let keep = st.pending.is_empty()
             && matches!(st.source, ProbeSource::Child)
             && !matches!(st.phase, Phase::Build)
-            && (*st.inner.child).chgParam.is_null();
+            && (*st.inner.src.child).chgParam.is_null();
         st.close_files();
         st.probe = None;
         if keep {
@@ -1048,11 +938,11 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
             pg_sys::MemoryContextReset(st.data_cxt);
             st.inner_empty = true;
             st.phase = Phase::Build;
-            pg_sys::ExecReScan(st.inner.child);
-            st.inner.done.set(false);
+            pg_sys::ExecReScan(st.inner.src.child);
+            st.inner.src.rescanned();
         }
-        pg_sys::ExecReScan(st.outer.child);
-        st.outer.done.set(false);
+        pg_sys::ExecReScan(st.outer.src.child);
+        st.outer.src.rescanned();
     }
 }
 
@@ -1102,7 +992,7 @@ unsafe extern "C-unwind" fn explain(
             prop(c"Join Filter", deparse(e.cast()));
         }
         if (*es).verbose {
-            let kind = |s: &Side| if s.input == Input::Batches { "batches" } else { "rows" };
+            let kind = |s: &Side| if s.src.batches { "batches" } else { "rows" };
             prop(c"Inputs", format!("outer {}, inner {}", kind(&st.outer), kind(&st.inner)));
         }
         if (*es).analyze {

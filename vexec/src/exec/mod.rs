@@ -2,6 +2,7 @@
 
 pub mod agg;
 pub mod fmgr_agg;
+pub mod input;
 pub mod join;
 pub mod scan;
 pub mod sort;

@@ -32,10 +32,10 @@ use std::ptr;
 use crate::pgutil::{list_ptrs, SyncPtr};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::batch::{Column, PhysType, RowIdx, BATCH_CAPACITY};
+use vexec_core::batch::{Column, RowIdx, BATCH_CAPACITY};
 use vexec_core::sort::{sort_rows, KeyValues, RowStore, SortKey};
 
-use crate::exec::scan;
+use crate::exec::input::{rows_context, ChildInput};
 use crate::shim::{self, guarded};
 
 pub const NAME: &std::ffi::CStr = c"VecSort";
@@ -62,14 +62,6 @@ enum KeyCmp {
     Ranked,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Input {
-    /// VecScan's batch interface.
-    Batches,
-    /// ExecProcNode.
-    Rows,
-}
-
 #[derive(Default)]
 struct Stats {
     batches: u64,
@@ -80,21 +72,11 @@ struct Stats {
     peak_memory: usize,
 }
 
-/// One column of the child's output.
-#[derive(Clone, Copy)]
-struct ColType {
-    phys: PhysType,
-    /// For a by-reference type, its typlen (values are copied).
-    by_ref: Option<i16>,
-}
-
 pub struct SortState {
     keys: Vec<KeySpec>,
     cmps: Vec<KeyCmp>,
     bound: Option<usize>,
-    input: Input,
-    types: Vec<ColType>,
-    child: *mut pg_sys::PlanState,
+    src: ChildInput,
     store: RowStore,
     /// Copies of the stored rows' by-reference values.
     data_cxt: pg_sys::MemoryContext,
@@ -115,9 +97,6 @@ pub struct SortState {
     order: Vec<u32>,
     pos: usize,
     sorted: bool,
-    /// The row child returned its last row (it must not be called again
-    /// until rescanned: an index scan would start over).
-    child_done: bool,
     stats: Stats,
 }
 
@@ -261,15 +240,8 @@ unsafe extern "C-unwind" fn begin(
         // The sort is redone on a rescan, so the child needs no REWIND or BACKWARD.
         let child_flags =
             eflags & !(pg_sys::EXEC_FLAG_REWIND | pg_sys::EXEC_FLAG_BACKWARD | pg_sys::EXEC_FLAG_MARK) as i32;
-        let child = pg_sys::ExecInitNode(child_plan, estate, child_flags);
-        (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), child.cast());
-        let input = if (*child_plan).type_ == pg_sys::NodeTag::T_CustomScan
-            && (*(child_plan as *mut pg_sys::CustomScan)).methods == scan::scan_methods()
-        {
-            Input::Batches
-        } else {
-            Input::Rows
-        };
+        let src = ChildInput::init(child_plan, estate, child_flags);
+        (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), src.child.cast());
 
         let private: Vec<i32> =
             list_ptrs::<pg_sys::Integer>((*cscan).custom_private).map(|i| (*i).ival).collect();
@@ -277,27 +249,17 @@ unsafe extern "C-unwind" fn begin(
         let typids: Vec<pg_sys::Oid> = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
             .map(|te| pg_sys::exprType((*te).expr.cast()))
             .collect();
-        let types: Vec<ColType> = typids
-            .iter()
-            .map(|&t| {
-                let (mut len, mut byval) = (0i16, false);
-                pg_sys::get_typlenbyval(t, &mut len, &mut byval);
-                ColType { phys: crate::expr::compile::phys_of(t).0, by_ref: (!byval).then_some(len) }
-            })
-            .collect();
         let cmps = keys.iter().map(|k| key_cmp(k, typids[k.col])).collect();
         let query_cxt = (*estate).es_query_cxt;
-        let data_cxt = new_data_context(query_cxt);
+        let data_cxt = rows_context(query_cxt, c"VecSort rows");
         let desc = (*(*node).ss.ss_ScanTupleSlot).tts_tupleDescriptor;
         let sorted_slot = pg_sys::ExecInitExtraTupleSlot(estate, desc, &pg_sys::TTSOpsMinimalTuple);
         let st = Box::new(SortState {
-            store: RowStore::new(&types.iter().map(|t| t.phys).collect::<Vec<_>>()),
+            store: RowStore::new(&src.types),
             keys,
             cmps,
             bound,
-            input,
-            types,
-            child,
+            src,
             data_cxt,
             query_cxt,
             econtext: (*node).ss.ps.ps_ExprContext,
@@ -310,7 +272,6 @@ unsafe extern "C-unwind" fn begin(
             order: Vec::new(),
             pos: 0,
             sorted: false,
-            child_done: false,
             stats: Stats::default(),
         });
         let vnode = node as *mut VecSortNode;
@@ -321,12 +282,6 @@ unsafe extern "C-unwind" fn begin(
 
 fn first_cut(bound: Option<usize>) -> usize {
     bound.map_or(usize::MAX, |b| b.saturating_mul(4).max(TOP_N_MIN_ROWS))
-}
-
-unsafe fn new_data_context(parent: pg_sys::MemoryContext) -> pg_sys::MemoryContext {
-    unsafe {
-        pg_sys::AllocSetContextCreateInternal(parent, c"VecSort rows".as_ptr(), 0, 8 * 1024, 8 * 1024 * 1024)
-    }
 }
 
 impl SortState {
@@ -346,22 +301,7 @@ impl SortState {
             loop {
                 check_for_interrupts!();
                 pg_sys::MemoryContextReset(per_batch);
-                let (mut columns, rows) = match self.input {
-                    Input::Batches => {
-                        let Some(b) = scan::next_vector_batch(self.child as *mut pg_sys::CustomScanState)
-                        else {
-                            break;
-                        };
-                        (b.columns, b.rows)
-                    }
-                    Input::Rows => {
-                        let (columns, n) = self.read_rows();
-                        if n == 0 {
-                            break;
-                        }
-                        (columns, vexec_core::batch::full_selection(n))
-                    }
-                };
+                let Some((mut columns, rows)) = self.src.next(per_batch) else { break };
                 self.stats.batches += 1;
                 self.stats.rows += rows.len() as u64;
                 if !self.tuplesort.is_null() {
@@ -379,7 +319,7 @@ impl SortState {
                     }
                     None => rows,
                 };
-                self.copy_by_ref(&mut columns, &rows);
+                self.src.copy_by_ref(&mut columns, &rows, |c| self.needs_bytes(c), self.data_cxt);
                 self.store.push_batch(&columns, &rows);
                 if self.store.len() >= self.cut_at {
                     self.cut();
@@ -397,59 +337,6 @@ impl SortState {
             }
             self.sorted = true;
             self.pos = 0;
-        }
-    }
-
-    /// Up to a batch of rows from a row child, by-reference values copied
-    /// into the per-batch memory (the slot's are gone with the next row).
-    unsafe fn read_rows(&mut self) -> (Vec<Column>, usize) {
-        unsafe {
-            let mut columns: Vec<Column> =
-                self.types.iter().map(|t| Column::new(t.phys, BATCH_CAPACITY)).collect();
-            let ncols = columns.len();
-            let mut n = 0;
-            while n < BATCH_CAPACITY && !self.child_done {
-                let slot = pg_sys::ExecProcNode(self.child);
-                if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
-                    self.child_done = true;
-                    break;
-                }
-                pg_sys::slot_getsomeattrs(slot, ncols as i32);
-                let old = pg_sys::MemoryContextSwitchTo((*self.econtext).ecxt_per_tuple_memory);
-                for (c, col) in columns.iter_mut().enumerate() {
-                    if *(*slot).tts_isnull.add(c) {
-                        col.validity.set(n, false);
-                        continue;
-                    }
-                    let mut d = (*(*slot).tts_values.add(c)).value();
-                    if let Some(typlen) = self.types[c].by_ref {
-                        d = pg_sys::datumCopy(pg_sys::Datum::from(d), false, typlen as i32).value();
-                    }
-                    col.values.set_datum(n, d);
-                }
-                pg_sys::MemoryContextSwitchTo(old);
-                n += 1;
-            }
-            (columns, n)
-        }
-    }
-
-    /// Copy a child batch's by-reference values into the node's memory (the
-    /// batch's own values are gone when the next batch is read).
-    unsafe fn copy_by_ref(&self, columns: &mut [Column], rows: &[RowIdx]) {
-        unsafe {
-            for (c, col) in columns.iter_mut().enumerate() {
-                let Some(typlen) = self.types[c].by_ref else { continue };
-                let vexec_core::batch::Values::Datum(v) = &mut col.values else { continue };
-                let values = v.as_mut_ptr();
-                let validity = col.validity.as_bytes().as_ptr();
-                let detoast = self.needs_bytes(c);
-                let old = pg_sys::MemoryContextSwitchTo(self.data_cxt);
-                guarded(|| {
-                    shim::vx_copy_datums(values, validity, rows.len() as i32, rows.as_ptr(), typlen, detoast)
-                });
-                pg_sys::MemoryContextSwitchTo(old);
-            }
         }
     }
 
@@ -529,10 +416,10 @@ impl SortState {
             keep.sort_unstable();
             self.store.retain_rows(&keep);
             self.stats.cuts += 1;
-            let fresh = new_data_context(self.query_cxt);
+            let fresh = rows_context(self.query_cxt, c"VecSort rows");
             let old = pg_sys::MemoryContextSwitchTo(fresh);
-            for (c, t) in self.types.iter().enumerate() {
-                let Some(typlen) = t.by_ref else { continue };
+            for (c, by_ref) in self.src.by_ref.iter().enumerate() {
+                let Some(typlen) = *by_ref else { continue };
                 for i in 0..self.store.len() {
                     if let Some(d) = self.store.datum(c, i) {
                         let copy = pg_sys::datumCopy(pg_sys::Datum::from(d), false, typlen as i32);
@@ -581,7 +468,7 @@ impl SortState {
                 pg_sys::tuplesort_puttupleslot(self.tuplesort, slot);
             }
             pg_sys::ExecClearTuple(slot);
-            self.store = RowStore::new(&self.types.iter().map(|t| t.phys).collect::<Vec<_>>());
+            self.store = RowStore::new(&self.src.types);
             pg_sys::MemoryContextReset(self.data_cxt);
         }
     }
@@ -613,7 +500,7 @@ impl SortState {
     unsafe fn fill_from_store(&self, slot: *mut pg_sys::TupleTableSlot, i: usize) {
         unsafe {
             pg_sys::ExecClearTuple(slot);
-            for c in 0..self.types.len() {
+            for c in 0..self.src.types.len() {
                 let d = self.store.datum(c, i);
                 *(*slot).tts_isnull.add(c) = d.is_none();
                 *(*slot).tts_values.add(c) = pg_sys::Datum::from(d.unwrap_or(0));
@@ -629,12 +516,11 @@ impl SortState {
                 pg_sys::tuplesort_end(self.tuplesort);
                 self.tuplesort = ptr::null_mut();
             }
-            self.store = RowStore::new(&self.types.iter().map(|t| t.phys).collect::<Vec<_>>());
+            self.store = RowStore::new(&self.src.types);
             pg_sys::MemoryContextReset(self.data_cxt);
             self.order = Vec::new();
             self.pos = 0;
             self.sorted = false;
-            self.child_done = false;
             self.cut_at = first_cut(self.bound);
             self.boundary = None;
         }
@@ -721,7 +607,7 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
             }
             pg_sys::slot_getallattrs(sorted);
             pg_sys::ExecClearTuple(slot);
-            let n = st.types.len();
+            let n = st.src.types.len();
             ptr::copy_nonoverlapping((*sorted).tts_values, (*slot).tts_values, n);
             ptr::copy_nonoverlapping((*sorted).tts_isnull, (*slot).tts_isnull, n);
             pg_sys::ExecStoreVirtualTuple(slot);
@@ -748,7 +634,7 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
                 pg_sys::tuplesort_end(st.tuplesort);
                 st.tuplesort = ptr::null_mut();
             }
-            pg_sys::ExecEndNode(st.child);
+            pg_sys::ExecEndNode(st.src.child);
             drop(st);
         }
     }
@@ -769,9 +655,10 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         // children only; ours is in custom_ps.
         let changed = (*node).ss.ps.chgParam;
         if !changed.is_null() {
-            pg_sys::UpdateChangedParamSet(st.child, changed);
+            pg_sys::UpdateChangedParamSet(st.src.child, changed);
         }
-        pg_sys::ExecReScan(st.child);
+        pg_sys::ExecReScan(st.src.child);
+        st.src.rescanned();
     }
 }
 
@@ -842,7 +729,7 @@ unsafe extern "C-unwind" fn explain(
         if (*es).verbose {
             let native = st.cmps.iter().filter(|c| matches!(c, KeyCmp::Native { .. })).count();
             prop(c"Vector Keys", format!("{native} of {}", st.cmps.len()));
-            prop(c"Input", if st.input == Input::Batches { "batches".into() } else { "rows".into() });
+            prop(c"Input", if st.src.batches { "batches".into() } else { "rows".into() });
         }
         if (*es).analyze && st.sorted {
             int(c"Batches", None, st.stats.batches);

@@ -1,0 +1,142 @@
+//! A child plan read as batches, for the vector nodes above other nodes
+//! (VecSort, VecHashJoin): a VecScan through its batch interface, any
+//! other plan through its slots, a batch of rows at a time.
+
+use std::cell::Cell;
+
+use crate::pgutil::list_ptrs;
+use pgrx::pg_sys;
+use vexec_core::batch::{Column, PhysType, RowIdx, Values, BATCH_CAPACITY};
+
+use crate::exec::scan;
+use crate::shim::{self, guarded};
+
+pub struct ChildInput {
+    pub child: *mut pg_sys::PlanState,
+    /// The child is a VecScan (read through its batch interface).
+    pub batches: bool,
+    /// Per column of the child's output: its physical type, and the typlen
+    /// of a by-reference type.
+    pub types: Vec<PhysType>,
+    pub by_ref: Vec<Option<i16>>,
+    /// The child returned its last row: a node must not be called again
+    /// before a rescan (an index scan would start over).
+    done: Cell<bool>,
+}
+
+impl ChildInput {
+    /// ExecInitNode the child plan.
+    ///
+    /// # Safety
+    /// Called from a BeginCustomScan with its estate.
+    pub unsafe fn init(plan: *mut pg_sys::Plan, estate: *mut pg_sys::EState, eflags: i32) -> ChildInput {
+        unsafe {
+            let child = pg_sys::ExecInitNode(plan, estate, eflags);
+            let batches = (*plan).type_ == pg_sys::NodeTag::T_CustomScan
+                && (*(plan as *mut pg_sys::CustomScan)).methods == scan::scan_methods();
+            let mut types = Vec::new();
+            let mut by_ref = Vec::new();
+            for te in list_ptrs::<pg_sys::TargetEntry>((*plan).targetlist) {
+                let t = pg_sys::exprType((*te).expr.cast());
+                let (mut len, mut byval) = (0i16, false);
+                pg_sys::get_typlenbyval(t, &mut len, &mut byval);
+                types.push(crate::expr::compile::phys_of(t).0);
+                by_ref.push((!byval).then_some(len));
+            }
+            ChildInput { child, batches, types, by_ref, done: Cell::new(false) }
+        }
+    }
+
+    /// The next batch (None at the end): live rows, by-reference values
+    /// valid until the next call (a slot's values are copied into
+    /// `per_batch`, since the next row replaces them). The child runs in
+    /// the caller's memory context: it keeps state across calls.
+    ///
+    /// # Safety
+    /// The child has begun.
+    pub unsafe fn next(&self, per_batch: pg_sys::MemoryContext) -> Option<(Vec<Column>, Vec<RowIdx>)> {
+        unsafe {
+            if self.done.get() {
+                return None;
+            }
+            if self.batches {
+                let b = scan::next_vector_batch(self.child as *mut pg_sys::CustomScanState);
+                if b.is_none() {
+                    self.done.set(true);
+                }
+                return b.map(|b| (b.columns, b.rows));
+            }
+            let mut columns: Vec<Column> =
+                self.types.iter().map(|&t| Column::new(t, BATCH_CAPACITY)).collect();
+            let ncols = columns.len();
+            let mut n = 0;
+            while n < BATCH_CAPACITY {
+                let slot = pg_sys::ExecProcNode(self.child);
+                if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
+                    self.done.set(true);
+                    break;
+                }
+                pg_sys::slot_getsomeattrs(slot, ncols as i32);
+                let old = pg_sys::MemoryContextSwitchTo(per_batch);
+                for (c, col) in columns.iter_mut().enumerate() {
+                    if *(*slot).tts_isnull.add(c) {
+                        col.validity.set(n, false);
+                        continue;
+                    }
+                    let mut d = (*(*slot).tts_values.add(c)).value();
+                    if let Some(typlen) = self.by_ref[c] {
+                        d = pg_sys::datumCopy(pg_sys::Datum::from(d), false, typlen as i32).value();
+                    }
+                    col.values.set_datum(n, d);
+                }
+                pg_sys::MemoryContextSwitchTo(old);
+                n += 1;
+            }
+            (n > 0).then(|| (columns, vexec_core::batch::full_selection(n)))
+        }
+    }
+
+    /// The child was rescanned: it may be read again.
+    pub fn rescanned(&self) {
+        self.done.set(false);
+    }
+
+    /// Copy the by-reference values of `rows` into `cxt` (detoasted where
+    /// `detoast(column)` says), in one guarded call per column.
+    ///
+    /// # Safety
+    /// `columns` are a batch of this child's columns.
+    pub unsafe fn copy_by_ref(
+        &self,
+        columns: &mut [Column],
+        rows: &[RowIdx],
+        detoast: impl Fn(usize) -> bool,
+        cxt: pg_sys::MemoryContext,
+    ) {
+        unsafe {
+            for (c, col) in columns.iter_mut().enumerate() {
+                let Some(typlen) = self.by_ref[c] else { continue };
+                let Values::Datum(v) = &mut col.values else { continue };
+                let values = v.as_mut_ptr();
+                let validity = col.validity.as_bytes().as_ptr();
+                let plain = detoast(c);
+                let old = pg_sys::MemoryContextSwitchTo(cxt);
+                guarded(|| {
+                    shim::vx_copy_datums(values, validity, rows.len() as i32, rows.as_ptr(), typlen, plain)
+                });
+                pg_sys::MemoryContextSwitchTo(old);
+            }
+        }
+    }
+}
+
+/// A memory context for a node's rows, under `parent`.
+///
+/// # Safety
+/// `parent` is a valid memory context; `name` is static.
+pub unsafe fn rows_context(
+    parent: pg_sys::MemoryContext,
+    name: &'static std::ffi::CStr,
+) -> pg_sys::MemoryContext {
+    unsafe { pg_sys::AllocSetContextCreateInternal(parent, name.as_ptr(), 0, 8 * 1024, 8 * 1024 * 1024) }
+}
