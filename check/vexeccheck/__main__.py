@@ -50,7 +50,7 @@ def main(argv=None) -> int:
             elif name == "diff-regress":
                 res = legs.leg_differential_regress(args.state, expected)
             elif name == "diff-tpch":
-                res = legs.leg_differential_tpch(cluster, args.state, 1.0 if full else 0.1)
+                res = legs.leg_differential_tpch(cluster, args.state, 1.0 if full else 0.1, expected)
             elif name == "answers-tpch":
                 res = legs.leg_answers(cluster, args.state, "tpch", 1.0 if full else 0.1)
             elif name == "answers-clickbench":

@@ -220,11 +220,17 @@ def check_cluster(state: str) -> Cluster:
     return c
 
 
-def leg_differential_tpch(cluster: Cluster, state: str, sf: float) -> LegResult:
-    """TPC-H's 22 queries, mode off vs force, compared on PostgreSQL's text."""
+def leg_differential_tpch(cluster: Cluster, state: str, sf: float, expected: Expected) -> LegResult:
+    """TPC-H's 22 queries, mode off vs force, compared on PostgreSQL's text;
+    then each query's force plan under vexec.debug_require_vector (with
+    nested loops and merge joins off, which force mode lets compete on
+    cost): a scan, hash join, aggregate or sort left to PostgreSQL fails the
+    query unless it is listed (`vector-tpch Q<n> [<nodes>] <why>`, nodes as
+    the error names them). The force plans are kept in the state directory."""
     r = LegResult(f"diff-tpch sf{sf}")
     ds = Dataset("tpch", sf)
     datasets.ensure_loaded(cluster, state, ds, seed=1)
+    plans = []
     with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as conn:
         conn.execute(f"SET statement_timeout = '{QUERY_TIMEOUT_S}s'")
         for nr, q in tpch.queries():
@@ -237,6 +243,38 @@ def leg_differential_tpch(cluster: Cluster, state: str, sf: float) -> LegResult:
             if a[0] == "ok" and b[0] == "ok" and not compare.has_order_by(q):
                 a, b = ("ok", sorted(a[1], key=str)), ("ok", sorted(b[1], key=str))
             r.ok() if a == b else r.fail(f"Q{nr}: off {str(a)[:200]} vs force {str(b)[:200]}")
+
+            r.queries += 1
+            conn.execute("SET vexec.mode = force")
+            plan = "\n".join(row[0] for row in conn.execute("EXPLAIN (COSTS OFF) " + q).fetchall())
+            plans.append(f"-- Q{nr}\n{plan}\n")
+            # (Nested loops and merge joins compete on cost in force mode; the
+            # check is about what can be vectorized, so they are left out.)
+            conn.execute("SET vexec.debug_require_vector = on")
+            conn.execute("SET enable_nestloop = off")
+            conn.execute("SET enable_mergejoin = off")
+            try:
+                conn.execute("EXPLAIN (COSTS OFF) " + q)
+                missing, detail = None, ""
+            except psycopg.Error as e:
+                if e.sqlstate != "0A000":
+                    raise
+                missing = e.diag.message_primary.split("not vectorized: ", 1)[-1].strip()
+                detail = e.diag.message_detail or ""
+            for setting in ("vexec.debug_require_vector", "enable_nestloop", "enable_mergejoin"):
+                conn.execute(f"RESET {setting}")
+            why = expected.reason("vector-tpch", f"Q{nr}")
+            listed = why.split("]", 1)[0].lstrip("[") if why and why.startswith("[") else None
+            if missing is None and why is None:
+                r.ok()
+            elif missing is None:
+                r.fail(f"Q{nr}: fully vector now; remove its vector-tpch entry")
+            elif listed == missing:
+                r.skip(f"Q{nr} not vector: {why}")
+            else:
+                r.fail(f"Q{nr}: not vectorized: {missing} (listed: {listed}); {detail[:400]}")
+    with open(os.path.join(state, f"tpch-force-plans-sf{sf}.txt"), "w") as f:
+        f.write("\n".join(plans))
     return r
 
 

@@ -67,6 +67,9 @@ pub static ENABLE_SORT: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static DEBUG_BATCH_SIZE: GucSetting<i32> = GucSetting::<i32>::new(1024);
 /// Debug: every expression runs through PostgreSQL's evaluator.
 pub static DEBUG_FORCE_FALLBACK: GucSetting<bool> = GucSetting::<bool>::new(false);
+/// Debug: in force mode, planning fails when a row scan, hash join,
+/// aggregate or sort is left in the plan (plan/require.rs).
+pub static DEBUG_REQUIRE_VECTOR: GucSetting<bool> = GucSetting::<bool>::new(false);
 /// Debug: read heap tables through slots, as other table access methods are.
 pub static DEBUG_SLOT_SOURCE: GucSetting<bool> = GucSetting::<bool>::new(false);
 
@@ -152,6 +155,14 @@ auto: they compete with row paths on cost; force: they win wherever possible.",
         c"",
         &DEBUG_FORCE_FALLBACK,
         GucContext::Suset,
+        GucFlags::EXPLAIN,
+    );
+    GucRegistry::define_bool_guc(
+        c"vexec.debug_require_vector",
+        c"In force mode, fail planning when a scan, hash join, aggregate or sort stays a row node (debug: for tests).",
+        c"",
+        &DEBUG_REQUIRE_VECTOR,
+        GucContext::Userset,
         GucFlags::EXPLAIN,
     );
     GucRegistry::define_bool_guc(

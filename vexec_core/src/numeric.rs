@@ -197,6 +197,45 @@ fn parts(payload: &[u8]) -> Option<Parts<'_>> {
 }
 
 /// Whether `payload` is a well-formed numeric.
+/// The parts of a numeric that equality looks at, for hashing and
+/// comparing numerics as group and join keys: numeric_eq ignores the
+/// display scale (1.0 = 1.00), and PostgreSQL stores digits without
+/// leading or trailing zero digits (stripped again here all the same).
+/// Returns a class-and-weight word and the significant base-10000 digits
+/// (little-endian pairs); equal numerics give equal views. None when the
+/// bytes are not a valid numeric.
+pub fn key_view(payload: &[u8]) -> Option<(i64, &[u8])> {
+    let word = |i: usize| payload.get(i..i + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let header = word(0)?;
+    if header & SIGN_MASK == SPECIAL {
+        return Some(((header as i64) << 20, &[]));
+    }
+    let (negative, weight, digits_at) = if header & SIGN_MASK == SHORT {
+        let w = (header & SHORT_WEIGHT_MASK) as i32;
+        let weight = if header & SHORT_WEIGHT_SIGN != 0 { w - (SHORT_WEIGHT_MASK as i32 + 1) } else { w };
+        (header & SHORT_SIGN != 0, weight, 2)
+    } else {
+        (header & SIGN_MASK == NEG, word(2)? as i16 as i32, 4)
+    };
+    let mut digits = payload.get(digits_at..)?;
+    if digits.len() % 2 != 0 {
+        return None;
+    }
+    let mut weight = weight;
+    while digits.len() >= 2 && digits[0] == 0 && digits[1] == 0 {
+        digits = &digits[2..];
+        weight -= 1;
+    }
+    while digits.len() >= 2 && digits[digits.len() - 2] == 0 && digits[digits.len() - 1] == 0 {
+        digits = &digits[..digits.len() - 2];
+    }
+    if digits.is_empty() {
+        return Some((1, digits)); // zero, whatever its sign, weight and scale
+    }
+    let class = if negative { 3i64 } else { 2 };
+    Some(((class << 20) | (weight as i64 & 0xFFFFF), digits))
+}
+
 pub fn is_numeric(payload: &[u8]) -> bool {
     parts(payload).is_some()
 }

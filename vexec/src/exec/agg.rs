@@ -38,7 +38,6 @@ use vexec_core::batch::{Column, PhysType, RowIdx, Values};
 use vexec_core::spill::partition_of;
 
 use crate::exec::fmgr_agg::FmgrAgg;
-use crate::exec::scan;
 use crate::exec::spill::SpillFile;
 use crate::pgutil::list_ptrs;
 use crate::shim::{self, guarded};
@@ -416,7 +415,7 @@ impl AggState {
             let mut groups: Vec<u32> = Vec::new();
             loop {
                 check_for_interrupts!();
-                let Some(mut batch) = scan::next_vector_batch(self.child) else { break };
+                let Some(mut batch) = crate::exec::input::vector_batch(self.child) else { break };
                 self.stats.batches += 1;
                 self.stats.rows += batch.rows.len() as u64;
                 pg_sys::MemoryContextReset(per_batch);
@@ -738,7 +737,9 @@ unsafe fn request_scaled_args(
             it.filter != Some(c)
                 && (!it.args.contains(&c) || takes(it.transition) || it.transition == Transition::CountValues)
         });
-        if let Some(scale) = all_take.then(|| unsafe { scan::request_scaled(child, c) }).flatten() {
+        if let Some(scale) =
+            all_take.then(|| unsafe { crate::exec::input::request_scaled(child, c) }).flatten()
+        {
             scaled.push((c, scale));
         }
     }
@@ -792,7 +793,7 @@ fn reads_arg_bytes(t: Transition) -> bool {
     matches!(
         t,
         Transition::MinMaxBytes { .. }
-            | Transition::CountDistinct(KeyKind::Bytes | KeyKind::Bpchar)
+            | Transition::CountDistinct(KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric)
             | Transition::SumNumeric
             | Transition::AvgNumeric
             | Transition::MinMaxNumeric { .. }
@@ -876,7 +877,9 @@ unsafe fn result_datum(r: AggResult<'_>, result_type: pg_sys::Oid) -> Option<usi
 unsafe fn key_datum(g: &Grouping, k: usize, group: usize) -> Option<usize> {
     unsafe {
         match g.kinds[k] {
-            KeyKind::Bytes | KeyKind::Bpchar => g.table.bytes_key(k, group).map(|b| palloc_varlena(b)),
+            KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric => {
+                g.table.bytes_key(k, group).map(|b| palloc_varlena(b))
+            }
             KeyKind::Float4 => g
                 .table
                 .fixed_key(k, group)
@@ -989,6 +992,13 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         let st = state(node);
         // The child is driven through its batch interface, not ExecProcNode,
         // so it is rescanned here whether or not its parameters changed.
+        // PostgreSQL passes changed parameters to a plan's left and right
+        // children only; ours is in custom_ps (a VecHashJoin keeps its
+        // table unless they reach it).
+        let changed = (*node).ss.ps.chgParam;
+        if !changed.is_null() {
+            pg_sys::UpdateChangedParamSet(st.child.cast(), changed);
+        }
         pg_sys::ExecReScan(st.child.cast());
         st.close_files();
         st.accs = new_accumulators(&st.items, st.grouping.is_none());

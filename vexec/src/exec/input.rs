@@ -1,6 +1,7 @@
 //! A child plan read as batches, for the vector nodes above other nodes
-//! (VecSort, VecHashJoin): a VecScan through its batch interface, any
-//! other plan through its slots, a batch of rows at a time.
+//! (VecAgg, VecSort, VecHashJoin): a vector node that produces batches
+//! (VecScan, VecHashJoin) through its batch interface, any other plan
+//! through its slots, a batch of rows at a time.
 
 use std::cell::Cell;
 
@@ -8,12 +9,56 @@ use crate::pgutil::list_ptrs;
 use pgrx::pg_sys;
 use vexec_core::batch::{Column, PhysType, RowIdx, Values, BATCH_CAPACITY};
 
-use crate::exec::scan;
+use crate::exec::join;
+use crate::exec::scan::{self, VectorBatch};
 use crate::shim::{self, guarded};
+
+/// Whether `plan` is a vector node with a batch interface.
+///
+/// # Safety
+/// `plan` is a valid plan node.
+pub unsafe fn gives_batches(plan: *const pg_sys::Plan) -> bool {
+    unsafe {
+        if (*plan).type_ != pg_sys::NodeTag::T_CustomScan {
+            return false;
+        }
+        let methods = (*(plan as *const pg_sys::CustomScan)).methods;
+        methods == scan::scan_methods() || methods == join::scan_methods()
+    }
+}
+
+/// The next batch of a node for which `gives_batches` holds.
+///
+/// # Safety
+/// `node` has begun.
+pub unsafe fn vector_batch(node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+    unsafe {
+        if (*((*node).ss.ps.plan as *const pg_sys::CustomScan)).methods == join::scan_methods() {
+            join::next_vector_batch(node)
+        } else {
+            scan::next_vector_batch(node)
+        }
+    }
+}
+
+/// Ask a node with batches to compute numeric target `target` as scaled
+/// integers (see `scan::request_scaled`).
+///
+/// # Safety
+/// `node` has begun.
+pub unsafe fn request_scaled(node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
+    unsafe {
+        if (*((*node).ss.ps.plan as *const pg_sys::CustomScan)).methods == join::scan_methods() {
+            join::request_scaled(node, target)
+        } else {
+            scan::request_scaled(node, target)
+        }
+    }
+}
 
 pub struct ChildInput {
     pub child: *mut pg_sys::PlanState,
-    /// The child is a VecScan (read through its batch interface).
+    /// The child is read through its batch interface.
     pub batches: bool,
     /// Per column of the child's output: its physical type, and the typlen
     /// of a by-reference type.
@@ -32,8 +77,7 @@ impl ChildInput {
     pub unsafe fn init(plan: *mut pg_sys::Plan, estate: *mut pg_sys::EState, eflags: i32) -> ChildInput {
         unsafe {
             let child = pg_sys::ExecInitNode(plan, estate, eflags);
-            let batches = (*plan).type_ == pg_sys::NodeTag::T_CustomScan
-                && (*(plan as *mut pg_sys::CustomScan)).methods == scan::scan_methods();
+            let batches = gives_batches(plan);
             let mut types = Vec::new();
             let mut by_ref = Vec::new();
             for te in list_ptrs::<pg_sys::TargetEntry>((*plan).targetlist) {
@@ -60,7 +104,7 @@ impl ChildInput {
                 return None;
             }
             if self.batches {
-                let b = scan::next_vector_batch(self.child as *mut pg_sys::CustomScanState);
+                let b = vector_batch(self.child as *mut pg_sys::CustomScanState);
                 if b.is_none() {
                     self.done.set(true);
                 }

@@ -37,6 +37,8 @@ use vexec_core::batch::{Column, RowIdx, Values, BATCH_CAPACITY};
 use vexec_core::spill::{partition_of, SpilledBatch};
 
 use crate::exec::input::{rows_context, ChildInput};
+use crate::exec::project::Projection;
+use crate::exec::scan::VectorBatch;
 use crate::exec::spill::SpillFile;
 use crate::shim::{self, guarded};
 
@@ -157,6 +159,8 @@ struct Probe {
     cursor: u32,
     started: bool,
     matched: bool,
+    /// The batch's rows are all done (the join said so once).
+    ended: bool,
 }
 
 /// A pair of partition files still to join.
@@ -211,6 +215,10 @@ pub struct JoinState {
     /// Whether the current table's inner side had any row.
     inner_empty: bool,
     scratch: Vec<u8>,
+    /// The target list for a vector parent (made on its first batch).
+    output: Option<Box<Projection>>,
+    /// Evaluator results of the batch returned last.
+    out_cxt: pg_sys::MemoryContext,
     stats: Stats,
 }
 
@@ -335,6 +343,8 @@ unsafe extern "C-unwind" fn begin(
             pending: Vec::new(),
             inner_empty: true,
             scratch: Vec::new(),
+            output: None,
+            out_cxt: rows_context(query_cxt, c"VecHashJoin output"),
             stats: Stats::default(),
         });
         let vnode = node as *mut VecJoinNode;
@@ -686,8 +696,16 @@ impl JoinState {
                         k += 1;
                     }
                 }
-                self.probe =
-                    Some(Probe { held, rows, heads, pos: 0, cursor: NONE, started: false, matched: false });
+                self.probe = Some(Probe {
+                    held,
+                    rows,
+                    heads,
+                    pos: 0,
+                    cursor: NONE,
+                    started: false,
+                    matched: false,
+                    ended: false,
+                });
                 return true;
             }
         }
@@ -759,126 +777,278 @@ unsafe fn passes(qual: *mut pg_sys::ExprState, econtext: *mut pg_sys::ExprContex
     unsafe { qual.is_null() || pg_sys::ExecQual(qual, econtext) }
 }
 
+/// What the join produced next.
+enum Step {
+    /// A row passed the join filter and the qual: the probe batch's outer
+    /// row (None: null-extended) and the inner row id (None: null-extended
+    /// or anti join). The scan tuple holds it where the step filled it.
+    Row(Option<usize>, Option<u32>),
+    /// The rows referred to so far are about to go (the probe batch is
+    /// replaced, or the table of a partition): a batch must end here.
+    BatchEnd,
+    Done,
+}
+
+impl JoinState {
+    /// Put the row into the scan tuple when the caller or a qual needs it.
+    unsafe fn fill_row(
+        &self,
+        node: *mut pg_sys::CustomScanState,
+        fill: bool,
+        o: Option<usize>,
+        i: Option<u32>,
+    ) {
+        unsafe {
+            if fill {
+                let slot = (*node).ss.ss_ScanTupleSlot;
+                pg_sys::MemoryContextReset((*self.econtext).ecxt_per_tuple_memory);
+                self.fill(slot, o, i);
+                (*self.econtext).ecxt_scantuple = slot;
+            }
+        }
+    }
+
+    /// Run the join to its next row. `fill_always`: the scan tuple is
+    /// wanted for every row (row output); otherwise it is filled only for
+    /// the quals.
+    unsafe fn advance(&mut self, node: *mut pg_sys::CustomScanState, fill_always: bool) -> Step {
+        unsafe {
+            let econtext = self.econtext;
+            let otherqual = (*node).ss.ps.qual;
+            let fill = fill_always || !otherqual.is_null() || !self.joinqual.is_null();
+            loop {
+                match self.phase {
+                    Phase::Build => self.build(),
+                    Phase::NextPartition => {
+                        self.phase = if self.next_partition() { Phase::Probe } else { Phase::Done };
+                    }
+                    Phase::Done => return Step::Done,
+                    Phase::Unmatched(from) => {
+                        // Inner rows no outer row matched, outer side NULL.
+                        let mut id = from;
+                        let mut found = None;
+                        let nb = self.table.batches.len() as u32;
+                        while (id >> ROW_BITS) < nb {
+                            let b = (id >> ROW_BITS) as usize;
+                            let r = (id & ((1 << ROW_BITS) - 1)) as usize;
+                            if r >= self.table.lens[b] {
+                                id = ((b as u32) + 1) << ROW_BITS;
+                                continue;
+                            }
+                            if !self.table.matched[id as usize] {
+                                found = Some(id);
+                                id += 1;
+                                break;
+                            }
+                            id += 1;
+                        }
+                        let Some(inner) = found else {
+                            self.phase = Phase::NextPartition;
+                            return Step::BatchEnd;
+                        };
+                        self.phase = Phase::Unmatched(id);
+                        self.fill_row(node, fill, None, Some(inner));
+                        if passes(otherqual, econtext) {
+                            return Step::Row(None, Some(inner));
+                        }
+                    }
+                    Phase::Probe => {
+                        let Some(p) = self.probe.as_mut() else {
+                            if !self.next_probe_batch() {
+                                self.phase = if self.jointype.keeps_inner() {
+                                    Phase::Unmatched(0)
+                                } else {
+                                    Phase::NextPartition
+                                };
+                            }
+                            continue;
+                        };
+                        if p.pos >= p.rows.len() {
+                            if !p.ended {
+                                p.ended = true;
+                                return Step::BatchEnd;
+                            }
+                            self.probe = None;
+                            continue;
+                        }
+                        if !p.started {
+                            p.started = true;
+                            p.matched = false;
+                            p.cursor = p.heads[p.pos];
+                        }
+                        let o = p.rows[p.pos] as usize;
+                        if p.cursor == NONE {
+                            // The outer row's matches are done.
+                            let unmatched = !p.matched;
+                            p.pos += 1;
+                            p.started = false;
+                            if unmatched && self.jointype.keeps_outer() {
+                                self.fill_row(node, fill, Some(o), None);
+                                if passes(otherqual, econtext) {
+                                    return Step::Row(Some(o), None);
+                                }
+                            }
+                            continue;
+                        }
+                        let id = p.cursor;
+                        p.cursor = self.table.next[id as usize];
+                        self.fill_row(node, fill, Some(o), Some(id));
+                        if !passes(self.joinqual, econtext) {
+                            continue;
+                        }
+                        let p = self.probe.as_mut().expect("a probe batch");
+                        p.matched = true;
+                        if self.jointype.keeps_inner() {
+                            self.table.matched[id as usize] = true;
+                        }
+                        match self.jointype {
+                            JoinType::Anti => {
+                                p.cursor = NONE;
+                                p.pos += 1;
+                                p.started = false;
+                                continue;
+                            }
+                            JoinType::Semi => {
+                                p.cursor = NONE;
+                                p.pos += 1;
+                                p.started = false;
+                            }
+                            _ => {}
+                        }
+                        if passes(otherqual, econtext) {
+                            return Step::Row(Some(o), Some(id));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The join's output as a batch for a vector parent: up to a batch of
+    /// joined rows (fewer where a probe batch or a partition ends), its
+    /// target list computed by `exec::project`.
+    unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+        unsafe {
+            let econtext = self.econtext;
+            if self.output.is_none() {
+                let plan = (*node).ss.ps.plan;
+                let per_row = !(*node).ss.ps.qual.is_null() || !self.joinqual.is_null();
+                let old = pg_sys::MemoryContextSwitchTo(self.query_cxt);
+                let proj = Projection::new(node.cast(), (*plan).targetlist, per_row);
+                pg_sys::MemoryContextSwitchTo(old);
+                self.output = Some(Box::new(proj));
+            }
+            // Evaluator results of the previous batch go now.
+            pg_sys::MemoryContextReset(self.out_cxt);
+            pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+            let per_row = self.output.as_ref().is_some_and(|o| o.per_row);
+            let mut picks: Vec<(Option<usize>, Option<u32>)> = Vec::with_capacity(BATCH_CAPACITY);
+            loop {
+                match self.advance(node, false) {
+                    Step::Row(o, i) => {
+                        if per_row {
+                            let old = pg_sys::MemoryContextSwitchTo(self.out_cxt);
+                            let out = self.output.as_mut().expect("an output");
+                            out.eval_row(picks.len(), econtext);
+                            pg_sys::MemoryContextSwitchTo(old);
+                        }
+                        picks.push((o, i));
+                        if picks.len() == BATCH_CAPACITY {
+                            break;
+                        }
+                    }
+                    Step::BatchEnd if picks.is_empty() => {}
+                    Step::BatchEnd | Step::Done => break,
+                }
+            }
+            if picks.is_empty() {
+                return None;
+            }
+            let n = picks.len();
+            let out = self.output.as_mut().expect("an output");
+            let needed = out.needed_columns();
+            let ncols = self.nouter + self.inner.src.types.len();
+            let mut gathered: Vec<Option<Column>> = (0..ncols).map(|_| None).collect();
+            let probe_cols: &[Column] = self.probe.as_ref().map_or(&[], |p| &p.held.columns);
+            for c in needed {
+                gathered[c] = Some(if c < self.nouter {
+                    match probe_cols.get(c) {
+                        Some(col) => {
+                            let rows: Vec<Option<(u32, u16)>> =
+                                picks.iter().map(|&(o, _)| o.map(|o| (0, o as u16))).collect();
+                            vexec_core::batch::gather(col.values.phys_type(), &[col], &rows)
+                        }
+                        // Unmatched inner rows only: the outer side is NULL.
+                        None => vexec_core::batch::gather(self.outer.src.types[c], &[], &vec![None; n]),
+                    }
+                } else {
+                    let ic = c - self.nouter;
+                    let srcs: Vec<&Column> = self.table.batches.iter().map(|h| &h.columns[ic]).collect();
+                    let rows: Vec<Option<(u32, u16)>> = picks
+                        .iter()
+                        .map(|&(_, i)| i.map(|id| (id >> ROW_BITS, (id & ((1 << ROW_BITS) - 1)) as u16)))
+                        .collect();
+                    let phys = srcs.first().map_or(self.inner.src.types[ic], |x| x.values.phys_type());
+                    vexec_core::batch::gather(phys, &srcs, &rows)
+                });
+            }
+            let slot = (*node).ss.ss_ScanTupleSlot;
+            let columns = out.project(&gathered, n, econtext, slot);
+            Some(VectorBatch { columns, rows: vexec_core::batch::full_selection(n) })
+        }
+    }
+}
+
+/// The batch interface of VecHashJoin for vector parents (as VecScan's):
+/// the next batch of joined rows, None at the end. By-reference values
+/// stay valid until the next call.
+///
+/// # Safety
+/// `node` is a VecHashJoin node that has begun.
+pub unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+    unsafe {
+        let instr = (*node).ss.ps.instrument;
+        if !instr.is_null() {
+            pg_sys::InstrStartNode(instr);
+        }
+        let batch = state(node).next_batch(node);
+        if !instr.is_null() {
+            pg_sys::InstrStopNode(instr, batch.as_ref().map_or(0.0, |b| b.rows.len() as f64));
+        }
+        batch
+    }
+}
+
+/// Target `target` as scaled integers for a parent that aggregates
+/// numerics (see `exec::project`); the node returns batches only after.
+///
+/// # Safety
+/// `node` is a VecHashJoin node that has begun.
+pub unsafe fn request_scaled(node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
+    unsafe {
+        let st = state(node);
+        let plan = (*node).ss.ps.plan;
+        if st.output.is_none() {
+            let per_row = !(*node).ss.ps.qual.is_null() || !st.joinqual.is_null();
+            let old = pg_sys::MemoryContextSwitchTo(st.query_cxt);
+            st.output = Some(Box::new(Projection::new(node.cast(), (*plan).targetlist, per_row)));
+            pg_sys::MemoryContextSwitchTo(old);
+        }
+        st.output.as_mut().expect("an output").request_scaled((*plan).targetlist, target)
+    }
+}
+
 #[pg_guard]
 unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
     unsafe {
         let st = state(node);
         let slot = (*node).ss.ss_ScanTupleSlot;
-        let econtext = st.econtext;
-        let otherqual = (*node).ss.ps.qual;
         let proj = (*node).ss.ps.ps_ProjInfo;
-        let project = |slot: *mut pg_sys::TupleTableSlot| -> *mut pg_sys::TupleTableSlot {
-            if proj.is_null() {
-                slot
-            } else {
-                pg_sys::ExecProject(proj)
-            }
-        };
         loop {
-            match st.phase {
-                Phase::Build => st.build(),
-                Phase::NextPartition => {
-                    st.phase = if st.next_partition() { Phase::Probe } else { Phase::Done };
-                }
-                Phase::Done => return pg_sys::ExecClearTuple((*node).ss.ps.ps_ResultTupleSlot),
-                Phase::Unmatched(from) => {
-                    // Inner rows no outer row matched, outer side NULL.
-                    let mut id = from;
-                    let mut found = None;
-                    let nb = st.table.batches.len() as u32;
-                    while (id >> ROW_BITS) < nb {
-                        let b = (id >> ROW_BITS) as usize;
-                        let r = (id & ((1 << ROW_BITS) - 1)) as usize;
-                        if r >= st.table.lens[b] {
-                            id = ((b as u32) + 1) << ROW_BITS;
-                            continue;
-                        }
-                        if !st.table.matched[id as usize] {
-                            found = Some(id);
-                            id += 1;
-                            break;
-                        }
-                        id += 1;
-                    }
-                    let Some(inner) = found else {
-                        st.phase = Phase::NextPartition;
-                        continue;
-                    };
-                    st.phase = Phase::Unmatched(id);
-                    pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
-                    st.fill(slot, None, Some(inner));
-                    (*econtext).ecxt_scantuple = slot;
-                    if passes(otherqual, econtext) {
-                        return project(slot);
-                    }
-                }
-                Phase::Probe => {
-                    let Some(p) = st.probe.as_mut() else {
-                        if !st.next_probe_batch() {
-                            st.phase = if st.jointype.keeps_inner() {
-                                Phase::Unmatched(0)
-                            } else {
-                                Phase::NextPartition
-                            };
-                        }
-                        continue;
-                    };
-                    if p.pos >= p.rows.len() {
-                        st.probe = None;
-                        continue;
-                    }
-                    if !p.started {
-                        p.started = true;
-                        p.matched = false;
-                        p.cursor = p.heads[p.pos];
-                    }
-                    let o = p.rows[p.pos] as usize;
-                    if p.cursor == NONE {
-                        // The outer row's matches are done.
-                        let unmatched = !p.matched;
-                        p.pos += 1;
-                        p.started = false;
-                        if unmatched && st.jointype.keeps_outer() {
-                            pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
-                            st.fill(slot, Some(o), None);
-                            (*econtext).ecxt_scantuple = slot;
-                            if passes(otherqual, econtext) {
-                                return project(slot);
-                            }
-                        }
-                        continue;
-                    }
-                    let id = p.cursor;
-                    p.cursor = st.table.next[id as usize];
-                    pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
-                    st.fill(slot, Some(o), Some(id));
-                    (*econtext).ecxt_scantuple = slot;
-                    if !passes(st.joinqual, econtext) {
-                        continue;
-                    }
-                    let p = st.probe.as_mut().expect("a probe batch");
-                    p.matched = true;
-                    if st.jointype.keeps_inner() {
-                        st.table.matched[id as usize] = true;
-                    }
-                    match st.jointype {
-                        JoinType::Anti => {
-                            p.cursor = NONE;
-                            p.pos += 1;
-                            p.started = false;
-                            continue;
-                        }
-                        JoinType::Semi => {
-                            p.cursor = NONE;
-                            p.pos += 1;
-                            p.started = false;
-                        }
-                        _ => {}
-                    }
-                    if passes(otherqual, econtext) {
-                        return project(slot);
-                    }
-                }
+            match st.advance(node, true) {
+                Step::Row(..) => return if proj.is_null() { slot } else { pg_sys::ExecProject(proj) },
+                Step::BatchEnd => {}
+                Step::Done => return pg_sys::ExecClearTuple((*node).ss.ps.ps_ResultTupleSlot),
             }
         }
     }
@@ -994,6 +1164,13 @@ unsafe extern "C-unwind" fn explain(
         if (*es).verbose {
             let kind = |s: &Side| if s.src.batches { "batches" } else { "rows" };
             prop(c"Inputs", format!("outer {}, inner {}", kind(&st.outer), kind(&st.inner)));
+            if let Some(o) = &st.output {
+                let (columns, kernels, evaluated) = o.counts();
+                prop(
+                    c"Vector Output",
+                    format!("batches ({columns} columns, {kernels} kernel, {evaluated} evaluated targets)"),
+                );
+            }
         }
         if (*es).analyze {
             int(c"Build Rows", None, st.stats.build_rows);

@@ -4,6 +4,7 @@ pub mod agg;
 pub mod fmgr_agg;
 pub mod input;
 pub mod join;
+pub mod project;
 pub mod scan;
 pub mod sort;
 pub mod spill;

@@ -398,7 +398,7 @@ unsafe fn open_source(node: *mut pg_sys::CustomScanState, scan: pg_sys::TableSca
 }
 
 /// The PostgreSQL side of kernel evaluation: detoasting in the batch's memory.
-struct PgHost;
+pub(crate) struct PgHost;
 
 impl Host for PgHost {
     fn detoast(&mut self, values: &mut [usize], validity: &Bitmap, rows: &[RowIdx]) {

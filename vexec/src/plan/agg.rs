@@ -1,6 +1,8 @@
 //! VecAgg paths: `create_upper_paths_hook` (UPPERREL_GROUP_AGG) offers an
-//! aggregation over a VecScan of the input relation, next to PostgreSQL's
-//! Agg paths, costed by `plan::cost`.
+//! aggregation over a VecScan of the input relation, or over a
+//! VecHashJoin when the input is a join (the join computes the keys and
+//! arguments on its batches), next to PostgreSQL's Agg paths, costed by
+//! `plan::cost`.
 //!
 //! Plain aggregation (no GROUP BY) and hashed aggregation (GROUP BY keys of
 //! hashable types with PostgreSQL's default equality) with vectorized
@@ -16,7 +18,8 @@
 //! (`sum(a) + 1`) are evaluated by PostgreSQL. For a hashed aggregate the
 //! group keys come first in `custom_scan_tlist`, so output expressions over
 //! the keys (`k + 1`, `upper(k)`) are PostgreSQL's too. The child is a
-//! VecScan whose target list is the keys, then the aggregates' arguments.
+//! VecScan or VecHashJoin whose target list is the keys, then the
+//! aggregates' arguments.
 
 use std::ffi::CStr;
 
@@ -365,6 +368,7 @@ pub(crate) fn key_kind(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<KeyKin
         BYTEAOID => Ok(KeyKind::Bytes),
         TEXTOID | VARCHAROID => deterministic().map(|_| KeyKind::Bytes),
         BPCHAROID => deterministic().map(|_| KeyKind::Bpchar),
+        pg_sys::NUMERICOID => Ok(KeyKind::Numeric),
         _ => Err(format!("no vector group key for type {}", type_name(typid))),
     }
 }
@@ -377,12 +381,17 @@ unsafe fn default_equality(typid: pg_sys::Oid, sgc: *const pg_sys::SortGroupClau
 
 /// The GROUP BY keys (expressions and kinds; none for a plain aggregate),
 /// or why the group table cannot take them.
-unsafe fn group_keys(root: *mut pg_sys::PlannerInfo) -> Result<Vec<(*mut pg_sys::Node, KeyKind)>, String> {
+/// `written`: the GROUP BY as written, instead of PostgreSQL's processed
+/// list (which leaves out columns a primary key determines).
+unsafe fn group_keys(
+    root: *mut pg_sys::PlannerInfo,
+    written: bool,
+) -> Result<Vec<(*mut pg_sys::Node, KeyKind)>, String> {
     unsafe {
         if (*(*root).parse).groupClause.is_null() {
             return Ok(vec![]);
         }
-        let clauses = (*root).processed_groupClause;
+        let clauses = if written { (*(*root).parse).groupClause } else { (*root).processed_groupClause };
         if clauses.is_null() {
             // GROUP BY of constants only: one group, or none for no rows.
             return Err("GROUP BY without a column key".into());
@@ -493,10 +502,8 @@ unsafe fn refusal(
         if reads_ungrouped(target.cast(), ctx) || reads_ungrouped((*extra).havingQual, ctx) {
             return Some("columns outside aggregates and group keys".into());
         }
-        if (*input_rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
-            || report::scan_path_of(input_rel).is_none()
-        {
-            return Some("the input is not a vector scan".into());
+        if input_path(input_rel).is_none() {
+            return Some("the input is not a vector scan or join".into());
         }
         let mut raising = false;
         for &a in aggs {
@@ -532,8 +539,9 @@ unsafe fn refusal(
                     .all(|&e| matches!((*e).type_, pg_sys::NodeTag::T_Var | pg_sys::NodeTag::T_Const))
             });
             let filtered = aggs.iter().any(|&a| !(*a).aggfilter.is_null());
-            if !plain_args || filtered || !(*input_rel).baserestrictinfo.is_null() {
-                return Some("an aggregate that can raise an error (float sum/avg/variance, a function through fmgr) over a filtered or computed input".into());
+            let base = (*input_rel).reloptkind == pg_sys::RelOptKind::RELOPT_BASEREL;
+            if !plain_args || filtered || !base || !(*input_rel).baserestrictinfo.is_null() {
+                return Some("an aggregate that can raise an error (float sum/avg/variance, a function through fmgr) over a filtered, joined or computed input".into());
             }
         }
         None
@@ -551,17 +559,30 @@ unsafe fn consider(
         let target = (*output_rel).reltarget;
         let having = (*extra).havingQual;
         let (aggs, _) = aggregates_of((*target).exprs, having);
-        let keys = group_keys(root);
+        let mut keys = group_keys(root, false);
+        // Columns PostgreSQL left out of the keys because a primary key in
+        // them determines them (TPC-H Q10, Q18) are still output: group by
+        // the keys as written then (the same groups).
+        if let Ok(k) = &keys {
+            let mut exprs: Vec<*mut pg_sys::Node> = k.iter().map(|k| k.0).collect();
+            let ctx = &mut exprs as *mut Vec<_> as *mut std::ffi::c_void;
+            if !k.is_empty() && (reads_ungrouped((*target).exprs.cast(), ctx) || reads_ungrouped(having, ctx))
+            {
+                if let Ok(all) = group_keys(root, true) {
+                    keys = Ok(all);
+                }
+            }
+        }
         let kind = if (*(*root).parse).groupClause.is_null() { "plain" } else { "hashed" };
         if let Some(why) = refusal(root, input_rel, extra, (*target).exprs, &aggs, &keys) {
             report::record(alternative(kind, Verdict::NotPossible(why), None, None, vec![]));
             return;
         }
         let keys = keys.unwrap_or_default();
-        let Some(scan) = report::scan_path_of(input_rel) else { return };
+        let Some(scan) = input_path(input_rel) else { return };
 
-        // The child: a copy of the VecScan path that outputs the group keys,
-        // then the aggregates' arguments.
+        // The child: a copy of the VecScan (or VecHashJoin) path that
+        // outputs the group keys, then the aggregates' arguments.
         let child = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
         std::ptr::copy_nonoverlapping(scan, child, 1);
         let args = pg_sys::create_empty_pathtarget();
@@ -652,6 +673,18 @@ unsafe fn consider(
                     )),
                 }
             }
+        }
+    }
+}
+
+/// The vector path VecAgg reads: the VecScan of a base relation, the
+/// cheapest VecHashJoin of a join relation.
+unsafe fn input_path(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::CustomPath> {
+    unsafe {
+        match (*rel).reloptkind {
+            pg_sys::RelOptKind::RELOPT_BASEREL => report::scan_path_of(rel),
+            pg_sys::RelOptKind::RELOPT_JOINREL => report::join_path_of(rel),
+            _ => None,
         }
     }
 }
@@ -759,9 +792,10 @@ unsafe fn consider_parallel(
     }
 }
 
-/// Whether an Agg path reads a sequential or vector scan (one a VecAgg
-/// replaces in force mode; an Agg over an index scan keeps competing, as
-/// index scans do against VecScan).
+/// Whether an Agg path reads a sequential or vector scan or a hash join
+/// (one a VecAgg replaces in force mode; an Agg over an index scan, a
+/// nested loop or a merge join keeps competing, as they do against
+/// VecScan and VecHashJoin).
 unsafe fn reads_a_scan(path: *mut pg_sys::Path) -> bool {
     unsafe {
         let mut sub = match (*path).type_ {
@@ -784,7 +818,11 @@ unsafe fn reads_a_scan(path: *mut pg_sys::Path) -> bool {
                 _ => break,
             };
         }
-        matches!((*sub).pathtype, pg_sys::NodeTag::T_SeqScan | pg_sys::NodeTag::T_CustomScan)
+        // (Hash joins: the joins a VecHashJoin replaces in force mode.)
+        matches!(
+            (*sub).pathtype,
+            pg_sys::NodeTag::T_SeqScan | pg_sys::NodeTag::T_CustomScan | pg_sys::NodeTag::T_HashJoin
+        )
     }
 }
 

@@ -338,6 +338,15 @@ unsafe fn consider(
             JOIN_UNIQUE_OUTER if mode == Mode::Force => {
                 return consider(root, joinrel, innerrel, outerrel, JOIN_SEMI, extra, mode);
             }
+            // PostgreSQL's right semi/anti hash joins (the same join with the
+            // sides swapped) come after ours: in force mode they count as
+            // disabled too once a VecHashJoin of the relation exists.
+            JOIN_RIGHT_SEMI | JOIN_RIGHT_ANTI if mode == Mode::Force => {
+                if report::join_path_of(joinrel).is_some_and(|p| (*p).path.disabled_nodes == 0) {
+                    disable_others(joinrel);
+                }
+                return;
+            }
             _ => return,
         }
         let restrictlist = (*extra).restrictlist;
@@ -448,6 +457,9 @@ unsafe fn consider(
             pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), outer.cast()), inner.cast());
         (*cp).custom_private = private;
         (*cp).methods = &PATH_METHODS.0;
+        // The join computes its output expressions itself (PostgreSQL's
+        // projection on rows, `exec::project` on batches).
+        (*cp).flags = pg_sys::CUSTOMPATH_SUPPORT_PROJECTION;
 
         let vector_inputs =
             [outer, inner].iter().filter(|&&x| (*x).type_ == pg_sys::NodeTag::T_CustomPath).count();
@@ -469,6 +481,11 @@ unsafe fn consider(
                 if mode == Mode::Force && p.disabled_nodes == 0 {
                     disable_others(joinrel);
                 }
+                // (add_path may free the path it rejects.)
+                let copy =
+                    pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+                std::ptr::copy_nonoverlapping(cp, copy, 1);
+                report::stash_join_path(joinrel, copy);
                 pg_sys::add_path(joinrel, cp.cast());
                 report::record_candidate(alt, id, "another path was cheaper");
             }
@@ -559,8 +576,12 @@ unsafe extern "C-unwind" fn plan_custom_path(
         let flags = (pg_sys::PVC_RECURSE_AGGREGATES
             | pg_sys::PVC_RECURSE_WINDOWFUNCS
             | pg_sys::PVC_RECURSE_PLACEHOLDERS) as i32;
+        // (A projection above asks for no target list, CP_IGNORE_TLIST, and
+        // puts its own in place: then the path's target gives the Vars.)
+        let output: *mut pg_sys::Node =
+            if tlist.is_null() { (*(*best_path).path.pathtarget).exprs.cast() } else { tlist.cast() };
         let tlist_vars: Vec<*mut pg_sys::Var> =
-            list_ptrs::<pg_sys::Node>(pg_sys::pull_var_clause(tlist.cast(), flags))
+            list_ptrs::<pg_sys::Node>(pg_sys::pull_var_clause(output, flags))
                 .filter(|&n| (*n).type_ == pg_sys::NodeTag::T_Var)
                 .map(|n| n as *mut pg_sys::Var)
                 .collect();

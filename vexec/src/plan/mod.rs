@@ -6,5 +6,6 @@ pub mod cost;
 pub mod explain;
 pub mod join;
 pub mod report;
+pub mod require;
 pub mod scan;
 pub mod sort;

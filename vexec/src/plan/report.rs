@@ -37,6 +37,9 @@ struct Planning {
     /// add_path kept it.
     scan_paths: Vec<(usize, *mut pg_sys::CustomPath)>,
     partial_scan_paths: Vec<(usize, *mut pg_sys::CustomPath)>,
+    /// Per join relation, a copy of each VecHashJoin path offered (for
+    /// VecAgg over a join).
+    join_paths: Vec<(usize, *mut pg_sys::CustomPath)>,
 }
 
 thread_local! {
@@ -105,6 +108,31 @@ pub fn partial_scan_path_of(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys:
     PLANNING.with(|p| {
         p.borrow().last().and_then(|pl| {
             pl.partial_scan_paths.iter().rev().find(|(r, _)| *r == rel as usize).map(|(_, p)| *p)
+        })
+    })
+}
+
+/// Keep a copy of a VecHashJoin path of join relation `rel`.
+pub fn stash_join_path(rel: *mut pg_sys::RelOptInfo, path: *mut pg_sys::CustomPath) {
+    PLANNING.with(|p| {
+        if let Some(pl) = p.borrow_mut().last_mut() {
+            pl.join_paths.push((rel as usize, path));
+        }
+    });
+}
+
+/// The cheapest VecHashJoin path of `rel` (fewest disabled nodes, then
+/// total cost) in the statement being planned.
+pub fn join_path_of(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::CustomPath> {
+    PLANNING.with(|p| {
+        p.borrow().last().and_then(|pl| {
+            pl.join_paths.iter().filter(|(r, _)| *r == rel as usize).map(|(_, p)| *p).min_by(
+                |&a, &b| unsafe {
+                    ((*a).path.disabled_nodes, (*a).path.total_cost)
+                        .partial_cmp(&((*b).path.disabled_nodes, (*b).path.total_cost))
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                },
+            )
         })
     })
 }
@@ -178,6 +206,7 @@ fn plan_with_report(
             cursor_options,
             scan_paths: Vec::new(),
             partial_scan_paths: Vec::new(),
+            join_paths: Vec::new(),
         });
         p.len()
     });
@@ -186,6 +215,9 @@ fn plan_with_report(
         let pstmt = plan();
         let report = PLANNING.with(|p| p.borrow_mut().pop()).and_then(finish);
         unsafe { attach(pstmt, report.as_ref()) };
+        if mode == Mode::Force && crate::settings::DEBUG_REQUIRE_VECTOR.get() {
+            unsafe { super::require::check(pstmt, report.as_ref()) };
+        }
         pstmt
     }))
     .finally(|| PLANNING.with(|p| p.borrow_mut().truncate(depth - 1)))

@@ -1,6 +1,6 @@
 //! VecSort paths: `create_upper_paths_hook` (UPPERREL_ORDERED) offers a
-//! VecSort over each vector path of the input (a VecScan or a VecAgg,
-//! possibly under a projection), next to PostgreSQL's Sort paths, costed
+//! VecSort over each vector path of the input (a VecScan, a VecAgg or a
+//! VecHashJoin, possibly under a projection), next to PostgreSQL's Sort paths, costed
 //! as `cost_sort` costs a Sort with the comparisons at vector price.
 //!
 //! The keys are the query's ORDER BY clauses, found in the input's target
@@ -70,13 +70,14 @@ unsafe fn vector_node(path: *mut pg_sys::Path) -> Option<&'static str> {
             return None;
         }
         let name = CStr::from_ptr((*(*(p as *mut pg_sys::CustomPath)).methods).CustomName);
-        [crate::exec::scan::NAME, crate::exec::agg::NAME].into_iter().find(|n| *n == name).map(|n| {
-            if n == crate::exec::scan::NAME {
-                "VecScan"
-            } else {
-                "VecAgg"
-            }
-        })
+        [
+            (crate::exec::scan::NAME, "VecScan"),
+            (crate::exec::agg::NAME, "VecAgg"),
+            (crate::exec::join::NAME, "VecHashJoin"),
+        ]
+        .into_iter()
+        .find(|n| n.0 == name)
+        .map(|n| n.1)
     }
 }
 

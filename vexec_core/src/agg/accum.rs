@@ -167,7 +167,7 @@ impl Transition {
             12 | 13 => Transition::MinMaxBytes { max: code == 13 },
             16 | 17 => Transition::MinMaxNumeric { max: code == 17 },
             20..=24 => Transition::Moments { fin: FINS[(code - 20) as usize] },
-            30..=34 => Transition::CountDistinct(KeyKind::from_code(code - 30)?),
+            30..=39 => Transition::CountDistinct(KeyKind::from_code(code - 30)?),
             40 | 41 => Transition::Fmgr { raises: code == 41 },
             _ => return None,
         })
@@ -1281,7 +1281,12 @@ mod tests {
                 assert!(seen.insert(t.code()));
             }
         }
-        assert_eq!(seen.len(), 7 + 2 + 8 + 5 + 5 + 2);
+        assert_eq!(seen.len(), 7 + 2 + 8 + 5 + 6 + 2);
+        // Every key kind's count(DISTINCT) comes back from its code.
+        for k in (0..).map_while(KeyKind::from_code) {
+            let t = Transition::CountDistinct(k);
+            assert_eq!(Transition::from_code(t.code()), Some(t));
+        }
     }
 
     #[test]

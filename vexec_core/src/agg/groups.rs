@@ -11,11 +11,13 @@
 //!   normalisation);
 //! - byte strings (text/varchar under a *deterministic* collation, bytea):
 //!   the bytes, which is exactly texteq for deterministic collations;
-//! - bpchar: the bytes without trailing blanks (bpchareq).
+//! - bpchar: the bytes without trailing blanks (bpchareq);
+//! - numeric: the value whatever the display scale (`numeric::key_view`),
+//!   the first value met kept as the group's key, as HashAggregate does.
 //!
 //! NULL keys group together (SQL's GROUP BY treats NULLs as not distinct).
-//! Nondeterministic collations and value-equal-but-byte-different types
-//! (numeric) are not offered: the host refuses or falls back for them.
+//! Nondeterministic collations are not offered: the host refuses or falls
+//! back for them.
 
 use foldhash::fast::FixedState;
 use hashbrown::HashTable;
@@ -34,6 +36,8 @@ pub enum KeyKind {
     Bytes,
     /// bpchar: bytewise after removing trailing blanks.
     Bpchar,
+    /// numeric (plain varlena): by value, display scale ignored.
+    Numeric,
 }
 
 impl KeyKind {
@@ -45,13 +49,20 @@ impl KeyKind {
             KeyKind::Float8 => 2,
             KeyKind::Bytes => 3,
             KeyKind::Bpchar => 4,
+            KeyKind::Numeric => 5,
         }
     }
 
     /// The inverse of [`KeyKind::code`].
     pub fn from_code(code: i32) -> Option<KeyKind> {
-        const KINDS: [KeyKind; 5] =
-            [KeyKind::Int, KeyKind::Float4, KeyKind::Float8, KeyKind::Bytes, KeyKind::Bpchar];
+        const KINDS: [KeyKind; 6] = [
+            KeyKind::Int,
+            KeyKind::Float4,
+            KeyKind::Float8,
+            KeyKind::Bytes,
+            KeyKind::Bpchar,
+            KeyKind::Numeric,
+        ];
         KINDS.get(usize::try_from(code).ok()?).copied()
     }
 }
@@ -71,6 +82,8 @@ enum KeyRef<'a> {
     Null,
     Fixed(i64),
     Bytes(&'a [u8]),
+    /// A numeric's `key_view`.
+    Numeric(i64, &'a [u8]),
 }
 
 /// What [`GroupTable::lookup`] gives a row whose key has no group.
@@ -110,7 +123,7 @@ unsafe fn key_of<'a>(kind: KeyKind, col: &'a Column, i: usize) -> KeyRef<'a> {
     match (kind, &col.values) {
         (KeyKind::Float4, Values::F32(v)) => KeyRef::Fixed((v[i] as f64).to_bits() as i64),
         (KeyKind::Float8, Values::F64(v)) => KeyRef::Fixed(v[i].to_bits() as i64),
-        (KeyKind::Bytes | KeyKind::Bpchar, Values::Datum(v)) => {
+        (KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric, Values::Datum(v)) => {
             KeyRef::Bytes(unsafe { varlena::bytes(v[i] as *const u8) })
         }
         (KeyKind::Int, Values::Bool(v)) => KeyRef::Fixed(v[i] as i64),
@@ -132,6 +145,10 @@ fn normalized(kind: KeyKind, k: KeyRef<'_>) -> KeyRef<'_> {
             let keep = b.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1);
             KeyRef::Bytes(&b[..keep])
         }
+        (KeyKind::Numeric, KeyRef::Bytes(b)) => match crate::numeric::key_view(b) {
+            Some((head, digits)) => KeyRef::Numeric(head, digits),
+            None => KeyRef::Bytes(b),
+        },
         (_, k) => k,
     }
 }
@@ -204,7 +221,7 @@ impl GroupTable {
         let keys = kinds
             .iter()
             .map(|k| match k {
-                KeyKind::Bytes | KeyKind::Bpchar => {
+                KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric => {
                     KeyStore::Bytes { data: vec![], ends: vec![], nulls: vec![] }
                 }
                 _ => KeyStore::Fixed { values: vec![], nulls: vec![] },
@@ -250,6 +267,7 @@ impl GroupTable {
                     KeyRef::Null => 0x5bd1_e995,
                     KeyRef::Fixed(v) => self.state.hash_one(v),
                     KeyRef::Bytes(b) => self.state.hash_one(b),
+                    KeyRef::Numeric(head, digits) => self.state.hash_one((head, digits)),
                 };
                 *h = (h.rotate_left(5) ^ part).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             }
@@ -409,6 +427,40 @@ mod tests {
         unsafe { t.assign(&[&c], &all(2), &mut out) };
         assert_eq!(out, vec![0, 0]);
         assert_eq!(t.fixed_key(0, 0), Some((-0.0f64).to_bits() as i64));
+    }
+
+    #[test]
+    fn numeric_keys_ignore_the_display_scale() {
+        use crate::numeric::{encode_payload, encode_special, Special};
+        // 1.0, 1.00, 1, 2.50, 0.00, 0, NaN, NaN, -1.0, 10000 (weight 1), 1e-4
+        let values: [(i128, u16); 11] = [
+            (10, 1),
+            (100, 2),
+            (1, 0),
+            (250, 2),
+            (0, 2),
+            (0, 0),
+            (0, 0),
+            (0, 0),
+            (-10, 1),
+            (10000, 0),
+            (1, 4),
+        ];
+        let mut store: Vec<Vec<u8>> =
+            values.iter().map(|&(v, s)| varlena::make_4b(&encode_payload(v, s))).collect();
+        store[6] = varlena::make_4b(&encode_special(Special::NaN));
+        store[7] = varlena::make_1b(&encode_special(Special::NaN));
+        let col = texts(&store);
+        let mut t = GroupTable::new(&[KeyKind::Numeric]);
+        let mut out = vec![];
+        unsafe { t.assign(&[&col], &all(11), &mut out) };
+        assert_eq!(out, vec![0, 0, 0, 1, 2, 2, 3, 3, 4, 5, 6]);
+        // The group keeps the first value met, with its scale.
+        assert_eq!(t.bytes_key(0, 0), Some(&encode_payload(10, 1)[..]));
+        // Equal values hash alike (a hash join partitions by the hash).
+        let mut h = vec![];
+        unsafe { t.hash_rows(&[&col], &[0, 1, 2, 4, 5], &mut h) };
+        assert!(h[0] == h[1] && h[1] == h[2] && h[3] == h[4] && h[0] != h[3]);
     }
 
     #[test]

@@ -205,9 +205,42 @@ pub fn full_selection(n: usize) -> Vec<RowIdx> {
     (0..n as RowIdx).collect()
 }
 
+/// A column of `picks.len()` rows: row `i` is row `r` of `sources[s]` for
+/// `picks[i] = Some((s, r))`, NULL for `None` (the side an outer join
+/// null-extends). The result has the physical type of the sources.
+pub fn gather(phys: PhysType, sources: &[&Column], picks: &[Option<(u32, u16)>]) -> Column {
+    let mut out = Column::new(phys, picks.len());
+    for (i, pick) in picks.iter().enumerate() {
+        match *pick {
+            Some((s, r)) if sources[s as usize].is_valid(r as usize) => {
+                out.values.set_datum(i, sources[s as usize].values.datum(r as usize));
+            }
+            _ => out.validity.set(i, false),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gather_picks_rows_across_sources_and_nulls() {
+        let mut a = Column::new(PhysType::I32, 3);
+        let mut b = Column::new(PhysType::I32, 2);
+        for i in 0..3 {
+            a.values.set_datum(i, (10 + i) as usize);
+        }
+        b.values.set_datum(0, 20);
+        b.validity.set(1, false);
+        let g = gather(PhysType::I32, &[&a, &b], &[Some((1, 0)), None, Some((0, 2)), Some((1, 1))]);
+        assert_eq!(g.len(), 4);
+        assert_eq!(g.values.datum(0), 20);
+        assert!(!g.is_valid(1));
+        assert_eq!(g.values.datum(2), 12);
+        assert!(!g.is_valid(3), "a NULL source value stays NULL");
+    }
 
     #[test]
     fn datum_round_trip_for_every_physical_type() {

@@ -1,0 +1,165 @@
+-- Vector pipelines: VecAgg and VecSort over VecHashJoin, and joins over
+-- joins, with batches between the vector nodes. In force mode every query
+-- returns exactly what mode off returns (or the same error).
+\set SHOW_CONTEXT never
+SET search_path = public;
+SET enable_nestloop = off;
+SET enable_mergejoin = off;
+
+-- The vector nodes of q's plan in force mode, top down; and whether its
+-- result (in order when `ordered`) and error equal mode off's.
+CREATE FUNCTION pipe_same(q text, ordered bool DEFAULT false) RETURNS text LANGUAGE plpgsql AS $fn$
+DECLARE
+  r_off text; r_force text; e_off text; e_force text; nodes text;
+  wrapped text := CASE WHEN ordered
+    THEN format('SELECT count(*) || '' rows, md5 '' || left(md5(coalesce(string_agg(x::text, E''\n''), '''')), 12) FROM (%s) x', q)
+    ELSE format('SELECT count(*) || '' rows, md5 '' || left(md5(coalesce(string_agg(x::text, E''\n'' ORDER BY x::text), '''')), 12) FROM (%s) x', q) END;
+BEGIN
+  PERFORM set_config('vexec.mode', 'off', true);
+  BEGIN EXECUTE wrapped INTO r_off;
+  EXCEPTION WHEN OTHERS THEN e_off := SQLSTATE || ': ' || SQLERRM; END;
+  PERFORM set_config('vexec.mode', 'force', true);
+  BEGIN EXECUTE wrapped INTO r_force;
+  EXCEPTION WHEN OTHERS THEN e_force := SQLSTATE || ': ' || SQLERRM; END;
+  BEGIN
+    SELECT string_agg(m[1], ' > ') INTO nodes
+    FROM (SELECT regexp_match(p, '(Vec [A-Za-z ]+?)(?: on |$)') AS m FROM pipe_plan(q) p) s
+    WHERE m IS NOT NULL;
+  EXCEPTION WHEN OTHERS THEN nodes := 'planning failed: ' || SQLERRM; END;
+  PERFORM set_config('vexec.mode', 'off', true);
+  IF e_off IS NOT NULL OR e_force IS NOT NULL THEN
+    RETURN CASE WHEN e_off IS NOT DISTINCT FROM e_force THEN 'same error ' || e_off
+                ELSE format('DIFFERENT: off %s / force %s', coalesce(e_off, 'rows'), coalesce(e_force, 'rows')) END
+           || ' [' || coalesce(nodes, 'no vector node') || ']';
+  END IF;
+  RETURN CASE WHEN r_off IS NOT DISTINCT FROM r_force THEN 'same ' || r_off
+              ELSE format('DIFFERENT: off [%s] / force [%s]', r_off, r_force) END
+         || ' [' || coalesce(nodes, 'no vector node') || ']';
+END $fn$;
+
+CREATE FUNCTION pipe_plan(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM set_config('vexec.mode', 'force', true);
+  RETURN QUERY EXECUTE 'EXPLAIN (COSTS OFF) ' || q;
+END $$;
+
+CREATE TABLE po (id int, k int, g int, s text COLLATE "C", n numeric(12,2), f float8);
+INSERT INTO po SELECT i,
+  CASE WHEN i % 10 = 0 THEN NULL ELSE i % 300 END,
+  i % 7,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE 'g' || (i % 13) END,
+  CASE WHEN i % 9 = 0 THEN NULL ELSE (i % 1000) / 8.0 END,
+  i / 3.0
+FROM generate_series(1, 6000) i;
+CREATE TABLE pi (id int, k bigint, h int, t text, n numeric(10,3));
+INSERT INTO pi SELECT i,
+  CASE WHEN i % 7 = 0 THEN NULL ELSE i % 400 END,
+  i % 5,
+  CASE WHEN i % 6 = 0 THEN NULL ELSE 't' || (i % 17) END,
+  (i % 77) / 3.0
+FROM generate_series(1, 3000) i;
+CREATE TABLE pz (id int, h int, name text);
+INSERT INTO pz SELECT i, i, 'h' || i FROM generate_series(0, 4) i;
+ANALYZE po;
+ANALYZE pi;
+ANALYZE pz;
+
+-- Plans: the aggregate reads the join's batches; the join computes the
+-- keys and arguments (a numeric product as scaled integers by kernel).
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF, VERBOSE)
+SELECT po.g, sum(po.n * pi.n), count(*) FROM po JOIN pi ON po.k = pi.k GROUP BY po.g;
+EXPLAIN (COSTS OFF)
+SELECT po.s, pi.t, count(*) FROM po JOIN pi ON po.k = pi.k GROUP BY po.s, pi.t ORDER BY 3 DESC, 1, 2 LIMIT 5;
+EXPLAIN (COSTS OFF)
+SELECT po.id, pi.id FROM po JOIN pi ON po.k = pi.k ORDER BY po.id, pi.id LIMIT 10;
+-- A float aggregate over a join stays PostgreSQL's (its errors could come
+-- ahead of the join's).
+EXPLAIN (VEXEC, COSTS OFF) SELECT sum(po.f) FROM po JOIN pi ON po.k = pi.k;
+RESET vexec.mode;
+
+-- Aggregates over every join type, keys from either side (NULL-extended
+-- rows group under NULL), computed keys and arguments.
+SELECT pipe_same($$SELECT po.g, count(*), sum(pi.id), min(pi.t), max(po.s) FROM po JOIN pi ON po.k = pi.k GROUP BY po.g$$);
+SELECT pipe_same($$SELECT pi.h, count(*), count(pi.id), sum(po.n), avg(pi.n) FROM po LEFT JOIN pi ON po.k = pi.k GROUP BY pi.h$$);
+SELECT pipe_same($$SELECT po.g, pi.h, count(*), sum(po.id + pi.id) FROM po RIGHT JOIN pi ON po.k = pi.k GROUP BY po.g, pi.h$$);
+SELECT pipe_same($$SELECT coalesce(po.g, -1), count(*), count(DISTINCT pi.t), sum(pi.n * 2) FROM po FULL JOIN pi ON po.k = pi.k GROUP BY 1$$);
+SELECT pipe_same($$SELECT po.g, count(*), sum(po.n) FROM po WHERE EXISTS (SELECT FROM pi WHERE pi.k = po.k) GROUP BY po.g$$);
+SELECT pipe_same($$SELECT po.s, count(*) FROM po WHERE NOT EXISTS (SELECT FROM pi WHERE pi.k = po.k) GROUP BY po.s$$);
+SELECT pipe_same($$SELECT upper(pi.t), po.g + 1, sum(po.n * (1 - pi.n)), avg(po.id) FROM po JOIN pi ON po.k = pi.k GROUP BY 1, 2$$);
+SELECT pipe_same($$SELECT count(*), sum(po.n - pi.n), min(po.id * pi.h), max(length(pi.t)) FROM po JOIN pi ON po.k = pi.k$$);
+SELECT pipe_same($$SELECT pi.h, count(*) FILTER (WHERE po.n > 50), sum(po.n) FILTER (WHERE pi.t < 't5') FROM po JOIN pi ON po.k = pi.k GROUP BY pi.h HAVING count(*) > 10$$);
+-- A join filter: the join's quals run per row and its targets right after.
+SELECT pipe_same($$SELECT po.g, count(*), sum(po.n * pi.n) FROM po JOIN pi ON po.k = pi.k AND po.id < pi.id * 2 GROUP BY po.g$$);
+SELECT pipe_same($$SELECT pi.h, count(*), sum(po.id) FROM po LEFT JOIN pi ON po.k = pi.k WHERE pi.id IS NULL OR pi.h < 3 GROUP BY pi.h$$);
+-- Joins over joins (batches between them) under an aggregate.
+SELECT pipe_same($$SELECT pz.name, count(*), sum(po.n) FROM po JOIN pi ON po.k = pi.k JOIN pz ON pz.h = pi.h GROUP BY pz.name$$);
+SELECT pipe_same($$SELECT pz.name, po.g, count(*) FROM po LEFT JOIN pi ON po.k = pi.k LEFT JOIN pz ON pz.h = pi.h AND pz.id < 3 GROUP BY 1, 2$$);
+SELECT pipe_same($$SELECT a.id, b.id, c.id FROM po a JOIN pi b ON a.k = b.k JOIN po c ON c.k = b.h WHERE a.id < 400$$);
+
+-- Errors in a computed argument: PostgreSQL's error (row mode), with and
+-- without a join filter before it.
+SELECT pipe_same($$SELECT sum(po.id * 1000000) FROM po JOIN pi ON po.k = pi.k$$);
+SELECT pipe_same($$SELECT sum(po.id * 1000000) FROM po JOIN pi ON po.k = pi.k AND pi.id > 2990$$);
+SELECT pipe_same($$SELECT sum(po.id * 1000000) FROM po JOIN pi ON po.k = pi.k AND 1 / (pi.id - 2999) > 0$$);
+SELECT pipe_same($$SELECT count(*), sum(1 / (pi.h - 2)) FROM po JOIN pi ON po.k = pi.k$$);
+SELECT pipe_same($$SELECT count(*), sum(1 / (pi.h - 2)) FILTER (WHERE pi.h <> 2) FROM po JOIN pi ON po.k = pi.k$$);
+-- A volatile argument is evaluated once per joined row, in order.
+CREATE SEQUENCE pseq;
+SELECT pipe_same($$SELECT count(*), sum(nextval('pseq') * 0) FROM po JOIN pi ON po.k = pi.k$$);
+SELECT setval('pseq', 1, false);
+SET vexec.mode = force;
+SELECT count(*), sum(nextval('pseq') * 0) FROM po JOIN pi ON po.k = pi.k;
+SELECT currval('pseq');
+RESET vexec.mode;
+
+-- Group keys PostgreSQL leaves out of its keys (a primary key determines
+-- them) are still output.
+CREATE TABLE pk (id int PRIMARY KEY, name text, born date);
+INSERT INTO pk SELECT i, 'name' || i, date '2000-01-01' + i FROM generate_series(0, 6) i;
+ANALYZE pk;
+SELECT pipe_same($$SELECT pk.id, pk.name, pk.born, count(*), sum(po.n) FROM pk JOIN po ON po.g = pk.id GROUP BY pk.id, pk.name, pk.born$$);
+-- numeric group keys: by value, the first value met kept (as HashAggregate
+-- keeps it); extract() gives numerics (TPC-H Q7, Q8, Q9).
+CREATE TABLE pnum (id int, n numeric);
+INSERT INTO pnum VALUES (1, 1.0), (2, 1.00), (3, 1), (4, 2.50), (5, 2.5), (6, 'NaN'), (7, 'NaN'), (8, -0.0),
+  (9, 0), (10, NULL), (11, 1e30), (12, 1000000000000000000000000000000.000), (13, 1.000000000000000000000000001),
+  (14, 'Infinity'), (15, '-Infinity'), (16, -2.5), (17, NULL), (18, 0.00000);
+ANALYZE pnum;
+SET enable_sort = off;
+SELECT pipe_same($$SELECT n::text, count(*), sum(id) FROM pnum GROUP BY n$$);
+-- (Which of the equal values a sorted aggregate meets first is its sort's
+-- business: the key is shown at one scale.)
+SELECT pipe_same($$SELECT round(a.n, 3), count(*), count(DISTINCT b.n) FROM pnum a JOIN pnum b ON a.n = b.n GROUP BY a.n$$);
+RESET enable_sort;
+SELECT pipe_same($$SELECT extract(year FROM pk.born + po.id) AS y, count(*), sum(po.n) FROM po JOIN pk ON po.g = pk.id GROUP BY 1$$);
+SELECT pipe_same($$SELECT round(po.n / 7, 1), count(*) FROM po GROUP BY 1$$);
+
+-- Sorts over joins, LIMIT and WITH TIES, in order.
+SELECT pipe_same($$SELECT po.id, pi.id, pi.t FROM po JOIN pi ON po.k = pi.k ORDER BY po.id, pi.id LIMIT 25$$, true);
+SELECT pipe_same($$SELECT po.s, pi.id FROM po LEFT JOIN pi ON po.k = pi.k ORDER BY po.s DESC NULLS LAST, pi.id NULLS FIRST, po.id$$, true);
+SELECT pipe_same($$SELECT po.g, pi.h FROM po JOIN pi ON po.k = pi.k ORDER BY po.g, pi.h FETCH FIRST 3 ROWS WITH TIES$$, true);
+SELECT pipe_same($$SELECT po.id + pi.id AS x FROM po JOIN pi ON po.k = pi.k ORDER BY x DESC, po.id LIMIT 7 OFFSET 3$$, true);
+SELECT pipe_same($$SELECT po.g, count(*), sum(pi.n) FROM po JOIN pi ON po.k = pi.k GROUP BY po.g ORDER BY 3 DESC$$, true);
+
+-- Past hash_mem: the join and the aggregate over it spill.
+CREATE FUNCTION pipe_spills(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE ln text; j bool := false; a bool := false;
+BEGIN
+  PERFORM set_config('vexec.mode', 'force', true);
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    j := j OR ln LIKE '%Partitions:%';
+    a := a OR ln LIKE '%Spill Files:%';
+  END LOOP;
+  PERFORM set_config('vexec.mode', 'off', true);
+  RETURN format('join partitioned: %s, aggregate spilled: %s', j, a);
+END $$;
+SET work_mem = '64kB';
+SELECT pipe_spills($$SELECT a.s, b.id, count(*), max(b.s) FROM po a JOIN po b ON a.k = b.k GROUP BY 1, 2$$);
+SELECT pipe_same($$SELECT a.id % 500, count(*), sum(b.n) FROM po a JOIN po b ON a.k = b.k GROUP BY 1$$);
+SELECT pipe_same($$SELECT a.s, b.id, count(*), max(b.s) FROM po a JOIN po b ON a.k = b.k GROUP BY 1, 2$$);
+RESET work_mem;
+
+-- Rescans: an aggregate over a join in a correlated subquery.
+SELECT pipe_same($$SELECT pz.h, (SELECT count(*) FROM po JOIN pi ON po.k = pi.k WHERE pi.h = pz.h) FROM pz$$);
+SELECT pipe_same($$SELECT pz.h, (SELECT sum(po.n) FROM po JOIN pi ON po.k = pi.k WHERE po.g = pz.id) FROM pz$$);
