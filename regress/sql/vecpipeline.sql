@@ -160,6 +160,30 @@ SELECT pipe_same($$SELECT a.id % 500, count(*), sum(b.n) FROM po a JOIN po b ON 
 SELECT pipe_same($$SELECT a.s, b.id, count(*), max(b.s) FROM po a JOIN po b ON a.k = b.k GROUP BY 1, 2$$);
 RESET work_mem;
 
+-- Parallel: each participant probes its share of the outer side against a
+-- table of the whole inner side it builds itself (inner, left, semi and anti
+-- joins); an aggregate over such a join is partial per participant and
+-- finalized above the Gather. Right and full joins stay serial.
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF) SELECT po.g, count(*), sum(po.n * pi.n) FROM po JOIN pi ON po.k = pi.k GROUP BY po.g;
+EXPLAIN (COSTS OFF) SELECT po.id, pi.id FROM po LEFT JOIN pi ON po.k = pi.k;
+RESET vexec.mode;
+SELECT pipe_same($$SELECT po.g, count(*), sum(po.n * pi.n), min(pi.t) FROM po JOIN pi ON po.k = pi.k GROUP BY po.g$$);
+SELECT pipe_same($$SELECT count(*), sum(po.id), count(pi.id) FROM po LEFT JOIN pi ON po.k = pi.k$$);
+SELECT pipe_same($$SELECT po.id, pi.id, pi.t FROM po LEFT JOIN pi ON po.k = pi.k AND pi.h < 3$$);
+SELECT pipe_same($$SELECT po.s, count(*) FROM po WHERE EXISTS (SELECT FROM pi WHERE pi.k = po.k) GROUP BY po.s$$);
+SELECT pipe_same($$SELECT po.id FROM po WHERE NOT EXISTS (SELECT FROM pi WHERE pi.k = po.k)$$);
+SELECT pipe_same($$SELECT pz.name, count(*) FROM po JOIN pi ON po.k = pi.k JOIN pz ON pz.h = pi.h GROUP BY pz.name$$);
+SELECT pipe_same($$SELECT po.id, pi.id FROM po FULL JOIN pi ON po.k = pi.k$$);
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
 -- Rescans: an aggregate over a join in a correlated subquery.
 SELECT pipe_same($$SELECT pz.h, (SELECT count(*) FROM po JOIN pi ON po.k = pi.k WHERE pi.h = pz.h) FROM pz$$);
 SELECT pipe_same($$SELECT pz.h, (SELECT sum(po.n) FROM po JOIN pi ON po.k = pi.k WHERE po.g = pz.id) FROM pz$$);

@@ -683,7 +683,7 @@ unsafe fn input_path(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::Custom
     unsafe {
         match (*rel).reloptkind {
             pg_sys::RelOptKind::RELOPT_BASEREL => report::scan_path_of(rel),
-            pg_sys::RelOptKind::RELOPT_JOINREL => report::join_path_of(rel),
+            pg_sys::RelOptKind::RELOPT_JOINREL => report::join_path_of(rel, false),
             _ => None,
         }
     }
@@ -718,7 +718,12 @@ unsafe fn consider_parallel(
     child_target: *mut pg_sys::PathTarget,
 ) -> Result<Option<(Alternative, u32)>, String> {
     unsafe {
-        let Some(pscan) = report::partial_scan_path_of(input_rel) else { return Ok(None) };
+        let partial_input = match (*input_rel).reloptkind {
+            pg_sys::RelOptKind::RELOPT_BASEREL => report::partial_scan_path_of(input_rel),
+            pg_sys::RelOptKind::RELOPT_JOINREL => report::join_path_of(input_rel, true),
+            _ => None,
+        };
+        let Some(pscan) = partial_input else { return Ok(None) };
         if !(*output_rel).consider_parallel {
             return Err("the query is not parallel safe".into());
         }

@@ -342,7 +342,7 @@ unsafe fn consider(
             // sides swapped) come after ours: in force mode they count as
             // disabled too once a VecHashJoin of the relation exists.
             JOIN_RIGHT_SEMI | JOIN_RIGHT_ANTI if mode == Mode::Force => {
-                if report::join_path_of(joinrel).is_some_and(|p| (*p).path.disabled_nodes == 0) {
+                if report::join_path_of(joinrel, false).is_some_and(|p| (*p).path.disabled_nodes == 0) {
                     disable_others(joinrel);
                 }
                 return;
@@ -467,6 +467,7 @@ unsafe fn consider(
             "hash keys: {}; rows: outer {orows:.0}, inner {irows:.0}; vector inputs: {vector_inputs} of 2",
             keys.len()
         )];
+        let parallel = format!("{what} (parallel)");
         let alt = alternative(what, Verdict::Chosen, row_cost, Some(total), details);
         match mode {
             Mode::Off => {}
@@ -485,11 +486,111 @@ unsafe fn consider(
                 let copy =
                     pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
                 std::ptr::copy_nonoverlapping(cp, copy, 1);
-                report::stash_join_path(joinrel, copy);
+                report::stash_join_path(joinrel, copy, false);
                 pg_sys::add_path(joinrel, cp.cast());
                 report::record_candidate(alt, id, "another path was cheaper");
+                match partial_path(root, joinrel, outerrel, inner, jointype, copy, nkeys, quals.per_tuple) {
+                    Ok(None) => {}
+                    Ok(Some((pp, id, details))) => {
+                        let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>())
+                            as *mut pg_sys::CustomPath;
+                        std::ptr::copy_nonoverlapping(pp, copy, 1);
+                        report::stash_join_path(joinrel, copy, true);
+                        let total = (*pp).path.total_cost;
+                        pg_sys::add_partial_path(joinrel, pp.cast());
+                        let alt = alternative(parallel, Verdict::Chosen, None, Some(total), details);
+                        report::record_candidate(alt, id, "another path was cheaper");
+                    }
+                    Err(why) => {
+                        report::record(alternative(parallel, Verdict::NotPossible(why), None, None, vec![]))
+                    }
+                }
             }
         }
+    }
+}
+
+/// One participant's share of a parallel VecHashJoin: it probes its share
+/// of the outer side (a partial path) against a table of the whole inner
+/// side it builds itself, as PostgreSQL's parallel hash join over a
+/// non-shared Hash does. Only for joins that return no unmatched inner rows
+/// (each participant would return its own): inner, left, semi, anti.
+/// Ok(None): nothing to build it from (no partial outer path).
+#[allow(clippy::too_many_arguments)]
+unsafe fn partial_path(
+    root: *mut pg_sys::PlannerInfo,
+    joinrel: *mut pg_sys::RelOptInfo,
+    outerrel: *mut pg_sys::RelOptInfo,
+    inner: *mut pg_sys::Path,
+    jointype: pg_sys::JoinType::Type,
+    serial: *mut pg_sys::CustomPath,
+    nkeys: f64,
+    qual_per_tuple: f64,
+) -> Result<Option<(*mut pg_sys::CustomPath, u32, Vec<String>)>, String> {
+    use pg_sys::JoinType::*;
+    unsafe {
+        let _ = root;
+        if !(*joinrel).consider_parallel {
+            return Ok(None);
+        }
+        let outer: *mut pg_sys::Path = match (*outerrel).reloptkind {
+            pg_sys::RelOptKind::RELOPT_BASEREL => match report::partial_scan_path_of(outerrel) {
+                Some(p) => p.cast(),
+                None => return Ok(None),
+            },
+            _ => match list_ptrs::<pg_sys::Path>((*outerrel).partial_pathlist).next() {
+                Some(p) => p,
+                None => return Ok(None),
+            },
+        };
+        if !(*outer).param_info.is_null() {
+            return Ok(None);
+        }
+        if !matches!(jointype, JOIN_INNER | JOIN_LEFT | JOIN_SEMI | JOIN_ANTI) {
+            return Err(
+                "right and full joins return unmatched inner rows, which needs one shared table".into()
+            );
+        }
+        if !(*inner).parallel_safe {
+            return Err("the inner side is not parallel safe".into());
+        }
+        let workers = (*outer).parallel_workers;
+        let op = pg_sys::cpu_operator_cost;
+        let orows = (*outer).rows;
+        let irows = (*inner).rows;
+        let rows = ((*joinrel).rows / cost::parallel_divisor(workers)).max(1.0);
+        let build = (op * nkeys * HASH_KEY_FACTOR + pg_sys::cpu_tuple_cost * cost::TUPLE_FACTOR) * irows;
+        let startup = (*inner).total_cost + build + cost::SETUP_OPERATORS * op;
+        let total = startup
+            + (*outer).total_cost
+            + op * nkeys * HASH_KEY_FACTOR * orows
+            + qual_per_tuple * rows.max(orows.min(irows))
+            + pg_sys::cpu_tuple_cost * rows;
+
+        let id = report::next_id();
+        let mut private: *mut pg_sys::List =
+            pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id as i32).cast());
+        for n in list_ptrs::<pg_sys::Node>((*serial).custom_private).skip(1) {
+            private = pg_sys::lappend(private, n.cast());
+        }
+        let cp = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        std::ptr::copy_nonoverlapping(serial, cp, 1);
+        let p = &mut (*cp).path;
+        p.parallel_aware = false;
+        p.parallel_safe = true;
+        p.parallel_workers = workers;
+        p.rows = rows;
+        p.startup_cost = startup;
+        p.total_cost = total;
+        p.disabled_nodes =
+            (*outer).disabled_nodes + (*inner).disabled_nodes + (!pg_sys::enable_hashjoin) as i32;
+        (*cp).custom_paths =
+            pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), outer.cast()), inner.cast());
+        (*cp).custom_private = private;
+        let details = vec![format!(
+            "{workers} workers planned; each builds the inner table ({irows:.0} rows); outer rows per participant: {orows:.0}"
+        )];
+        Ok(Some((cp, id, details)))
     }
 }
 

@@ -40,6 +40,8 @@ struct Planning {
     /// Per join relation, a copy of each VecHashJoin path offered (for
     /// VecAgg over a join).
     join_paths: Vec<(usize, *mut pg_sys::CustomPath)>,
+    /// The same for partial VecHashJoin paths (parallel plans).
+    partial_join_paths: Vec<(usize, *mut pg_sys::CustomPath)>,
 }
 
 thread_local! {
@@ -112,27 +114,28 @@ pub fn partial_scan_path_of(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys:
     })
 }
 
-/// Keep a copy of a VecHashJoin path of join relation `rel`.
-pub fn stash_join_path(rel: *mut pg_sys::RelOptInfo, path: *mut pg_sys::CustomPath) {
+/// Keep a copy of a VecHashJoin path of join relation `rel` (`partial`:
+/// one participant's share of a parallel join).
+pub fn stash_join_path(rel: *mut pg_sys::RelOptInfo, path: *mut pg_sys::CustomPath, partial: bool) {
     PLANNING.with(|p| {
         if let Some(pl) = p.borrow_mut().last_mut() {
-            pl.join_paths.push((rel as usize, path));
+            let list = if partial { &mut pl.partial_join_paths } else { &mut pl.join_paths };
+            list.push((rel as usize, path));
         }
     });
 }
 
 /// The cheapest VecHashJoin path of `rel` (fewest disabled nodes, then
-/// total cost) in the statement being planned.
-pub fn join_path_of(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::CustomPath> {
+/// total cost) in the statement being planned (`partial`: of the partial ones).
+pub fn join_path_of(rel: *mut pg_sys::RelOptInfo, partial: bool) -> Option<*mut pg_sys::CustomPath> {
     PLANNING.with(|p| {
         p.borrow().last().and_then(|pl| {
-            pl.join_paths.iter().filter(|(r, _)| *r == rel as usize).map(|(_, p)| *p).min_by(
-                |&a, &b| unsafe {
-                    ((*a).path.disabled_nodes, (*a).path.total_cost)
-                        .partial_cmp(&((*b).path.disabled_nodes, (*b).path.total_cost))
-                        .unwrap_or(std::cmp::Ordering::Equal)
-                },
-            )
+            let list = if partial { &pl.partial_join_paths } else { &pl.join_paths };
+            list.iter().filter(|(r, _)| *r == rel as usize).map(|(_, p)| *p).min_by(|&a, &b| unsafe {
+                ((*a).path.disabled_nodes, (*a).path.total_cost)
+                    .partial_cmp(&((*b).path.disabled_nodes, (*b).path.total_cost))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })
         })
     })
 }
@@ -207,6 +210,7 @@ fn plan_with_report(
             scan_paths: Vec::new(),
             partial_scan_paths: Vec::new(),
             join_paths: Vec::new(),
+            partial_join_paths: Vec::new(),
         });
         p.len()
     });
