@@ -196,7 +196,6 @@ fn parts(payload: &[u8]) -> Option<Parts<'_>> {
     (digits.len() % 2 == 0).then_some(Parts::Finite { negative, weight, digits })
 }
 
-/// Whether `payload` is a well-formed numeric.
 /// The parts of a numeric that equality looks at, for hashing and
 /// comparing numerics as group and join keys: numeric_eq ignores the
 /// display scale (1.0 = 1.00), and PostgreSQL stores digits without
@@ -205,23 +204,10 @@ fn parts(payload: &[u8]) -> Option<Parts<'_>> {
 /// (little-endian pairs); equal numerics give equal views. None when the
 /// bytes are not a valid numeric.
 pub fn key_view(payload: &[u8]) -> Option<(i64, &[u8])> {
-    let word = |i: usize| payload.get(i..i + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
-    let header = word(0)?;
-    if header & SIGN_MASK == SPECIAL {
-        return Some(((header as i64) << 20, &[]));
-    }
-    let (negative, weight, digits_at) = if header & SIGN_MASK == SHORT {
-        let w = (header & SHORT_WEIGHT_MASK) as i32;
-        let weight = if header & SHORT_WEIGHT_SIGN != 0 { w - (SHORT_WEIGHT_MASK as i32 + 1) } else { w };
-        (header & SHORT_SIGN != 0, weight, 2)
-    } else {
-        (header & SIGN_MASK == NEG, word(2)? as i16 as i32, 4)
+    let (negative, mut weight, mut digits) = match parts(payload)? {
+        Parts::Special(s) => return Some(((s as i64 + 1) << 40, &[])),
+        Parts::Finite { negative, weight, digits } => (negative, weight, digits),
     };
-    let mut digits = payload.get(digits_at..)?;
-    if digits.len() % 2 != 0 {
-        return None;
-    }
-    let mut weight = weight;
     while digits.len() >= 2 && digits[0] == 0 && digits[1] == 0 {
         digits = &digits[2..];
         weight -= 1;
@@ -236,6 +222,7 @@ pub fn key_view(payload: &[u8]) -> Option<(i64, &[u8])> {
     Some(((class << 20) | (weight as i64 & 0xFFFFF), digits))
 }
 
+/// Whether `payload` is a well-formed numeric.
 pub fn is_numeric(payload: &[u8]) -> bool {
     parts(payload).is_some()
 }
