@@ -447,7 +447,9 @@ unsafe fn consider(
         p.pathtype = pg_sys::NodeTag::T_CustomScan;
         p.parent = joinrel;
         p.pathtarget = (*joinrel).reltarget;
-        p.parallel_safe = false;
+        // Parallel safe (it may run whole inside a worker, as the inner side
+        // of a parallel join) when its inputs are; not parallel aware.
+        p.parallel_safe = (*joinrel).consider_parallel && (*outer).parallel_safe && (*inner).parallel_safe;
         p.rows = rows;
         p.disabled_nodes =
             (*outer).disabled_nodes + (*inner).disabled_nodes + (!pg_sys::enable_hashjoin) as i32;
