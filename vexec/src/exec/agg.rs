@@ -1,7 +1,8 @@
-//! VecAgg: aggregation over the batches of a vector child (VecScan).
+//! VecAgg: aggregation over the batches of a vector child (VecScan,
+//! VecHashJoin).
 //!
-//! The node pulls every batch of its child through VecScan's batch
-//! interface and feeds the live rows to one `vexec_core` accumulator per
+//! The node pulls every batch of its child through its batch interface
+//! (`exec::input`) and feeds the live rows to one `vexec_core` accumulator per
 //! aggregate, in row order. At the end it builds the aggregates' results
 //! into its scan tuple (laid out by `custom_scan_tlist`), and PostgreSQL's
 //! own HAVING qual and projection run on it (see plan/agg.rs).
@@ -38,6 +39,7 @@ use vexec_core::batch::{Column, PhysType, RowIdx, Values};
 use vexec_core::spill::partition_of;
 
 use crate::exec::fmgr_agg::FmgrAgg;
+use crate::exec::input::ChildInput;
 use crate::exec::spill::SpillFile;
 use crate::pgutil::list_ptrs;
 use crate::shim::{self, guarded};
@@ -106,15 +108,14 @@ struct Grouping {
 
 pub struct AggState {
     split: AggSplit,
-    /// Finalize: per child column, its physical type and, for a
-    /// by-reference type, its typlen (values are copied out of the slot).
-    row_types: Vec<(PhysType, Option<i16>)>,
     items: Vec<AggItem>,
     accs: Vec<Accumulator>,
     /// The states of the aggregates run through fmgr (None for the others).
     fmgr: Vec<Option<FmgrAgg>>,
     grouping: Option<Grouping>,
-    child: *mut pg_sys::CustomScanState,
+    /// The child: batches of a VecScan or VecHashJoin, or the rows of a
+    /// Gather (Finalize).
+    src: ChildInput,
     econtext: *mut pg_sys::ExprContext,
     query_cxt: pg_sys::MemoryContext,
     consumed: bool,
@@ -233,7 +234,8 @@ unsafe extern "C-unwind" fn begin(
     unsafe {
         let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
         let child_plan = list_ptrs::<pg_sys::Plan>((*cscan).custom_plans).next().expect("VecAgg has a child");
-        let child = pg_sys::ExecInitNode(child_plan, estate, eflags) as *mut pg_sys::CustomScanState;
+        let src = ChildInput::init(child_plan, estate, eflags);
+        let child = src.child as *mut pg_sys::CustomScanState;
         (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), child.cast());
 
         // custom_private: [report id, number of keys, key kind codes...,
@@ -299,14 +301,6 @@ unsafe extern "C-unwind" fn begin(
             AggSplit::Finalize => vec![],
             _ => request_scaled_args(child, nkeys, &mut items),
         };
-        let child_tlist = (*(*child).ss.ps.plan).targetlist;
-        let row_types = list_ptrs::<pg_sys::TargetEntry>(child_tlist)
-            .map(|te| {
-                let typid = pg_sys::exprType((*te).expr.cast());
-                let phys = crate::expr::compile::phys_of(typid).0;
-                (phys, (!pg_sys::get_typbyval(typid)).then(|| pg_sys::get_typlen(typid)))
-            })
-            .collect();
         let grouping = (nkeys > 0).then(|| {
             let child_tlist = (*(*child).ss.ps.plan).targetlist;
             let ncols = (*child_tlist).length as usize;
@@ -349,12 +343,11 @@ unsafe extern "C-unwind" fn begin(
         let accs = new_accumulators(&items, grouping.is_none());
         let st = Box::new(AggState {
             split,
-            row_types,
             items,
             accs,
             fmgr,
             grouping,
-            child,
+            src,
             econtext: (*node).ss.ps.ps_ExprContext,
             query_cxt: (*estate).es_query_cxt,
             consumed: false,
@@ -405,22 +398,20 @@ fn new_accumulators(items: &[AggItem], plain: bool) -> Vec<Accumulator> {
 }
 
 impl AggState {
-    /// Feed every batch of the child to the accumulators.
+    /// Feed every batch of the child to the accumulators (a Finalize
+    /// reads its rows, the group keys and partial states, a batch at a time).
     unsafe fn consume(&mut self) {
         unsafe {
-            if self.split == AggSplit::Finalize {
-                return self.consume_rows();
-            }
             let per_batch = (*self.econtext).ecxt_per_tuple_memory;
             let mut groups: Vec<u32> = Vec::new();
             loop {
                 check_for_interrupts!();
-                let Some(mut batch) = crate::exec::input::vector_batch(self.child) else { break };
-                self.stats.batches += 1;
-                self.stats.rows += batch.rows.len() as u64;
                 pg_sys::MemoryContextReset(per_batch);
-                self.detoast(&mut batch.columns, &batch.rows);
-                self.feed(&batch.columns, &batch.rows, &mut groups);
+                let Some((mut columns, rows)) = self.src.next(per_batch) else { break };
+                self.stats.batches += 1;
+                self.stats.rows += rows.len() as u64;
+                self.detoast(&mut columns, &rows);
+                self.feed(&columns, &rows, &mut groups);
             }
             self.input_done();
         }
@@ -440,60 +431,6 @@ impl AggState {
             let old = unsafe { pg_sys::MemoryContextSwitchTo(per_batch) };
             guarded(|| unsafe { shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()) });
             unsafe { pg_sys::MemoryContextSwitchTo(old) };
-        }
-    }
-
-    /// Finalize: read the child's rows (group keys and partial states) a
-    /// batch at a time and combine them. Values are copied out of the slot
-    /// into the per-batch memory, since the next row replaces them.
-    unsafe fn consume_rows(&mut self) {
-        unsafe {
-            let child = self.child as *mut pg_sys::PlanState;
-            let per_batch = (*self.econtext).ecxt_per_tuple_memory;
-            let ncols = self.row_types.len();
-            let mut groups: Vec<u32> = Vec::new();
-            let mut done = false;
-            while !done {
-                check_for_interrupts!();
-                pg_sys::MemoryContextReset(per_batch);
-                let mut columns: Vec<Column> = self
-                    .row_types
-                    .iter()
-                    .map(|&(t, _)| Column::new(t, vexec_core::batch::BATCH_CAPACITY))
-                    .collect();
-                let mut n = 0;
-                while n < vexec_core::batch::BATCH_CAPACITY {
-                    let slot = pg_sys::ExecProcNode(child);
-                    if slot.is_null() || (*slot).tts_flags & pg_sys::TTS_FLAG_EMPTY as u16 != 0 {
-                        done = true;
-                        break;
-                    }
-                    pg_sys::slot_getsomeattrs(slot, ncols as i32);
-                    let old = pg_sys::MemoryContextSwitchTo(per_batch);
-                    for (c, col) in columns.iter_mut().enumerate() {
-                        if *(*slot).tts_isnull.add(c) {
-                            col.validity.set(n, false);
-                            continue;
-                        }
-                        let mut d = *(*slot).tts_values.add(c);
-                        if let Some(typlen) = self.row_types[c].1 {
-                            d = pg_sys::datumCopy(d, false, typlen as i32);
-                        }
-                        col.values.set_datum(n, d.value());
-                    }
-                    pg_sys::MemoryContextSwitchTo(old);
-                    n += 1;
-                }
-                if n == 0 {
-                    break;
-                }
-                let rows: Vec<RowIdx> = (0..n as RowIdx).collect();
-                self.stats.batches += 1;
-                self.stats.rows += n as u64;
-                self.detoast(&mut columns, &rows);
-                self.feed(&columns, &rows, &mut groups);
-            }
-            self.input_done();
         }
     }
 
@@ -980,7 +917,7 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
             let mut st = Box::from_raw((*vnode).state);
             (*vnode).state = ptr::null_mut();
             st.close_files();
-            pg_sys::ExecEndNode((*st).child.cast());
+            pg_sys::ExecEndNode(st.src.child);
             drop(st);
         }
     }
@@ -997,9 +934,10 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         // table unless they reach it).
         let changed = (*node).ss.ps.chgParam;
         if !changed.is_null() {
-            pg_sys::UpdateChangedParamSet(st.child.cast(), changed);
+            pg_sys::UpdateChangedParamSet(st.src.child, changed);
         }
-        pg_sys::ExecReScan(st.child.cast());
+        pg_sys::ExecReScan(st.src.child);
+        st.src.rescanned();
         st.close_files();
         st.accs = new_accumulators(&st.items, st.grouping.is_none());
         for f in st.fmgr.iter_mut().flatten() {

@@ -924,20 +924,28 @@ impl JoinState {
         }
     }
 
+    /// The target list for a vector parent, compiled on first use. Where
+    /// the join has quals, targets are evaluated per row after them.
+    unsafe fn output(&mut self, node: *mut pg_sys::CustomScanState) -> &mut Projection {
+        unsafe {
+            if self.output.is_none() {
+                let plan = (*node).ss.ps.plan;
+                let per_row = !(*node).ss.ps.qual.is_null() || !self.joinqual.is_null();
+                let old = pg_sys::MemoryContextSwitchTo(self.query_cxt);
+                self.output = Some(Box::new(Projection::new(node.cast(), (*plan).targetlist, per_row)));
+                pg_sys::MemoryContextSwitchTo(old);
+            }
+            self.output.as_mut().expect("an output")
+        }
+    }
+
     /// The join's output as a batch for a vector parent: up to a batch of
     /// joined rows (fewer where a probe batch or a partition ends), its
     /// target list computed by `exec::project`.
     unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
         unsafe {
             let econtext = self.econtext;
-            if self.output.is_none() {
-                let plan = (*node).ss.ps.plan;
-                let per_row = !(*node).ss.ps.qual.is_null() || !self.joinqual.is_null();
-                let old = pg_sys::MemoryContextSwitchTo(self.query_cxt);
-                let proj = Projection::new(node.cast(), (*plan).targetlist, per_row);
-                pg_sys::MemoryContextSwitchTo(old);
-                self.output = Some(Box::new(proj));
-            }
+            self.output(node);
             // Evaluator results of the previous batch go now.
             pg_sys::MemoryContextReset(self.out_cxt);
             pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
@@ -970,26 +978,26 @@ impl JoinState {
             let ncols = self.nouter + self.inner.src.types.len();
             let mut gathered: Vec<Option<Column>> = (0..ncols).map(|_| None).collect();
             let probe_cols: &[Column] = self.probe.as_ref().map_or(&[], |p| &p.held.columns);
+            // Where each output row's outer and inner values are (per batch,
+            // shared by every column of the side).
+            let outer_rows: Vec<Option<(u32, u16)>> =
+                picks.iter().map(|&(o, _)| o.map(|o| (0, o as u16))).collect();
+            let inner_rows: Vec<Option<(u32, u16)>> = picks
+                .iter()
+                .map(|&(_, i)| i.map(|id| (id >> ROW_BITS, (id & ((1 << ROW_BITS) - 1)) as u16)))
+                .collect();
             for c in needed {
                 gathered[c] = Some(if c < self.nouter {
                     match probe_cols.get(c) {
-                        Some(col) => {
-                            let rows: Vec<Option<(u32, u16)>> =
-                                picks.iter().map(|&(o, _)| o.map(|o| (0, o as u16))).collect();
-                            vexec_core::batch::gather(col.values.phys_type(), &[col], &rows)
-                        }
+                        Some(col) => vexec_core::batch::gather(col.values.phys_type(), &[col], &outer_rows),
                         // Unmatched inner rows only: the outer side is NULL.
                         None => vexec_core::batch::gather(self.outer.src.types[c], &[], &vec![None; n]),
                     }
                 } else {
                     let ic = c - self.nouter;
                     let srcs: Vec<&Column> = self.table.batches.iter().map(|h| &h.columns[ic]).collect();
-                    let rows: Vec<Option<(u32, u16)>> = picks
-                        .iter()
-                        .map(|&(_, i)| i.map(|id| (id >> ROW_BITS, (id & ((1 << ROW_BITS) - 1)) as u16)))
-                        .collect();
                     let phys = srcs.first().map_or(self.inner.src.types[ic], |x| x.values.phys_type());
-                    vexec_core::batch::gather(phys, &srcs, &rows)
+                    vexec_core::batch::gather(phys, &srcs, &inner_rows)
                 });
             }
             let slot = (*node).ss.ss_ScanTupleSlot;
@@ -1026,15 +1034,8 @@ pub unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<Ve
 /// `node` is a VecHashJoin node that has begun.
 pub unsafe fn request_scaled(node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
     unsafe {
-        let st = state(node);
-        let plan = (*node).ss.ps.plan;
-        if st.output.is_none() {
-            let per_row = !(*node).ss.ps.qual.is_null() || !st.joinqual.is_null();
-            let old = pg_sys::MemoryContextSwitchTo(st.query_cxt);
-            st.output = Some(Box::new(Projection::new(node.cast(), (*plan).targetlist, per_row)));
-            pg_sys::MemoryContextSwitchTo(old);
-        }
-        st.output.as_mut().expect("an output").request_scaled((*plan).targetlist, target)
+        let tlist = (*(*node).ss.ps.plan).targetlist;
+        state(node).output(node).request_scaled(tlist, target)
     }
 }
 
