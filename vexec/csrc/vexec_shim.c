@@ -280,6 +280,9 @@ vx_pins_left(VxHeapReader *r)
 	return RelationUsesLocalBuffers(r->scan->rs_base.rs_rd) ? GetAdditionalLocalPinLimit() : GetAdditionalPinLimit();
 }
 
+/* How many tuples ahead of the one being deformed the reader prefetches. */
+#define VX_PREFETCH_AHEAD 8
+
 /* Move to the next page of the scan; false at the end. */
 static bool
 vx_heap_next_page(VxHeapReader *r)
@@ -308,17 +311,13 @@ vx_heap_next_page(VxHeapReader *r)
 	r->cur_block = BufferGetBlockNumber(buf);
 	r->cur_page = BufferGetPage(buf);
 
-	/*
-	 * Ask for the page's tuple area in ascending address order (tuples lie
-	 * at descending addresses in line pointer order, which hardware
-	 * prefetchers follow less well), so deforming rarely waits for memory.
-	 */
+	/* the first tuples of the page; vx_heap_next asks for the rest ahead */
+	for (int i = 0; i < VX_PREFETCH_AHEAD && i < scan->rs_ntuples; i++)
 	{
-		char	   *p = (char *) r->cur_page + ((PageHeader) r->cur_page)->pd_upper;
-		char	   *end = (char *) r->cur_page + BLCKSZ;
+		char	   *t = (char *) PageGetItem(r->cur_page, PageGetItemId(r->cur_page, scan->rs_vistuples[i]));
 
-		for (; p < end; p += 64)
-			__builtin_prefetch(p);
+		__builtin_prefetch(t);
+		__builtin_prefetch(t + 64);
 	}
 	r->cur_index = 0;
 	r->pages++;
@@ -480,6 +479,19 @@ vx_heap_next(VxHeapReader *r, int capacity)
 			OffsetNumber offnum;
 			ItemId		lp;
 
+			/*
+			 * Deforming waits on memory, not on instructions: ask for a
+			 * tuple a few rows ahead (header and the line after it) so its
+			 * lines arrive while this one is deformed.
+			 */
+			if (r->cur_index + VX_PREFETCH_AHEAD < (uint32) scan->rs_ntuples)
+			{
+				ItemId		ahead = PageGetItemId(r->cur_page, scan->rs_vistuples[r->cur_index + VX_PREFETCH_AHEAD]);
+				char	   *t = (char *) PageGetItem(r->cur_page, ahead);
+
+				__builtin_prefetch(t);
+				__builtin_prefetch(t + 64);
+			}
 			offnum = scan->rs_vistuples[r->cur_index++];
 			lp = PageGetItemId(r->cur_page, offnum);
 			HeapTupleHeader tup = (HeapTupleHeader) PageGetItem(r->cur_page, lp);
