@@ -12,6 +12,8 @@
 //! - byte strings (text/varchar under a *deterministic* collation, bytea):
 //!   the bytes, which is exactly texteq for deterministic collations;
 //! - bpchar: the bytes without trailing blanks (bpchareq);
+//! - byte keys of up to 7 bytes (after that) are compared and hashed as one
+//!   integer holding their length and bytes;
 //! - numeric: the value whatever the display scale (`numeric::key_view`),
 //!   the first value met kept as the group's key, as HashAggregate does.
 //!
@@ -93,6 +95,12 @@ pub const NO_GROUP: u32 = u32::MAX;
 pub struct GroupTable {
     kinds: Vec<KeyKind>,
     keys: Vec<KeyStore>,
+    /// Per key column, every group's key as compared: the integer of a
+    /// `KeyRef::Fixed` (integers, float bits, packed short strings), else
+    /// [`NORM_OTHER`] or [`NORM_NULL`] in `norm_tags` (compared through the
+    /// store). Comparing a row with a group then costs no normalisation.
+    norm_vals: Vec<Vec<i64>>,
+    norm_tags: Vec<Vec<u8>>,
     /// The hash of every group's key (for growing the table without rehashing keys).
     hashes: Vec<u64>,
     table: HashTable<u32>,
@@ -143,8 +151,9 @@ fn normalized(kind: KeyKind, k: KeyRef<'_>) -> KeyRef<'_> {
         }
         (KeyKind::Bpchar, KeyRef::Bytes(b)) => {
             let keep = b.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1);
-            KeyRef::Bytes(&b[..keep])
+            short_bytes(&b[..keep])
         }
+        (KeyKind::Bytes, KeyRef::Bytes(b)) => short_bytes(b),
         (KeyKind::Numeric, KeyRef::Bytes(b)) => match crate::numeric::key_view(b) {
             Some((head, digits)) => KeyRef::Numeric(head, digits),
             None => KeyRef::Bytes(b),
@@ -153,14 +162,64 @@ fn normalized(kind: KeyKind, k: KeyRef<'_>) -> KeyRef<'_> {
     }
 }
 
-/// Whether group `g` has the key of row `r` of `cols` (PostgreSQL's equality).
-///
-/// # Safety
-/// As [`key_of`].
+/// Byte keys of up to 7 bytes as one integer (length in the low byte): equal
+/// exactly when the bytes are, and hashed and compared as cheaply as an
+/// integer key (TPC-H Q1 groups by two one-letter codes).
 #[inline]
-unsafe fn same_key(kinds: &[KeyKind], keys: &[KeyStore], g: u32, cols: &[&Column], r: usize) -> bool {
-    kinds.iter().zip(keys).zip(cols).all(|((k, store), col)| {
-        normalized(*k, store.get(g as usize)) == normalized(*k, unsafe { key_of(*k, col, r) })
+fn short_bytes(b: &[u8]) -> KeyRef<'_> {
+    if b.len() > 7 {
+        return KeyRef::Bytes(b);
+    }
+    // A shift per byte: a copy of a variable length would call memmove.
+    let word = b.iter().enumerate().fold(b.len() as u64, |w, (j, &c)| w | (c as u64) << (8 * (j + 1)));
+    KeyRef::Fixed(word as i64)
+}
+
+const NORM_FIXED: u8 = 0;
+const NORM_NULL: u8 = 1;
+const NORM_OTHER: u8 = 2;
+
+/// A normalised key as a tag and an integer (0 unless `NORM_FIXED`).
+#[inline]
+fn tagged(k: KeyRef<'_>) -> (u8, i64) {
+    match k {
+        KeyRef::Fixed(v) => (NORM_FIXED, v),
+        KeyRef::Null => (NORM_NULL, 0),
+        _ => (NORM_OTHER, 0),
+    }
+}
+
+/// The borrowed parts of a group table that [`has_key`] reads.
+struct Stored<'t> {
+    kinds: &'t [KeyKind],
+    keys: &'t [KeyStore],
+    norm_vals: &'t [Vec<i64>],
+    norm_tags: &'t [Vec<u8>],
+}
+
+/// The normalised keys of a batch's rows in one key column, computed once
+/// per batch for hashing and for every comparison with a group: a tag and
+/// an integer per row (integers, float bits, packed short strings), and
+/// the key itself only for the other rows (long strings, numerics).
+struct RowKeys<'c> {
+    tags: Vec<u8>,
+    vals: Vec<i64>,
+    others: Vec<KeyRef<'c>>,
+}
+
+/// Whether group `g` has the key of row `i` of `rk` (one per key column):
+/// PostgreSQL's equality.
+#[inline]
+fn has_key(t: &Stored<'_>, g: u32, rk: &[RowKeys<'_>], i: usize) -> bool {
+    let g = g as usize;
+    rk.iter().enumerate().all(|(c, k)| {
+        let tag = k.tags[i];
+        tag == t.norm_tags[c][g]
+            && match tag {
+                NORM_FIXED => t.norm_vals[c][g] == k.vals[i],
+                NORM_NULL => true,
+                _ => normalized(t.kinds[c], t.keys[c].get(g)) == k.others[i],
+            }
     })
 }
 
@@ -230,6 +289,8 @@ impl GroupTable {
         GroupTable {
             kinds: kinds.to_vec(),
             keys,
+            norm_vals: vec![vec![]; kinds.len()],
+            norm_tags: vec![vec![]; kinds.len()],
             hashes: vec![],
             table: HashTable::new(),
             state: FixedState::with_seed(0x7665_7865_63),
@@ -248,6 +309,7 @@ impl GroupTable {
     /// Approximate memory held, for the `hash_mem` budget.
     pub fn bytes_used(&self) -> usize {
         self.keys.iter().map(KeyStore::bytes_used).sum::<usize>()
+            + self.norm_vals.iter().map(|v| v.capacity() * 9).sum::<usize>()
             + self.hashes.capacity() * 8
             + self.table.capacity() * 5
     }
@@ -259,15 +321,89 @@ impl GroupTable {
     /// # Safety
     /// As [`GroupTable::assign`].
     pub unsafe fn hash_rows(&self, cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u64>) {
+        let norms = unsafe { self.row_keys(cols, rows) };
+        self.hash_keys(&norms, rows.len(), out);
+    }
+
+    /// The normalised key of every row among `rows`, per key column: computed
+    /// once per batch, for hashing and for every comparison with a group.
+    ///
+    /// # Safety
+    /// As [`GroupTable::assign`].
+    unsafe fn row_keys<'c>(&self, cols: &[&'c Column], rows: &[RowIdx]) -> Vec<RowKeys<'c>> {
+        self.kinds
+            .iter()
+            .zip(cols)
+            .map(|(&kind, &col)| {
+                let n = rows.len();
+                let mut tags = Vec::with_capacity(n);
+                let mut vals = Vec::with_capacity(n);
+                let mut others = Vec::new();
+                // Integer columns without the per-row dispatch of key_of.
+                macro_rules! ints {
+                    ($v:expr) => {
+                        for &r in rows {
+                            let r = r as usize;
+                            let valid = col.validity.get(r);
+                            tags.push(if valid { NORM_FIXED } else { NORM_NULL });
+                            vals.push(if valid { $v[r] as i64 } else { 0 });
+                        }
+                    };
+                }
+                match (kind, &col.values) {
+                    (KeyKind::Int, Values::I32(v)) => ints!(v),
+                    (KeyKind::Int, Values::I64(v)) => ints!(v),
+                    (KeyKind::Int, Values::I16(v)) => ints!(v),
+                    (KeyKind::Bytes | KeyKind::Bpchar, Values::Datum(v)) => {
+                        others.reserve(n);
+                        for &r in rows {
+                            let r = r as usize;
+                            let k = if col.validity.get(r) {
+                                // SAFETY: valid byte keys point to plain varlenas.
+                                normalized(kind, KeyRef::Bytes(unsafe { varlena::bytes(v[r] as *const u8) }))
+                            } else {
+                                KeyRef::Null
+                            };
+                            let (tag, val) = tagged(k);
+                            tags.push(tag);
+                            vals.push(val);
+                            others.push(k);
+                        }
+                    }
+                    _ => {
+                        let byte_kind = matches!(kind, KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric);
+                        if byte_kind {
+                            others.reserve(n);
+                        }
+                        for &r in rows {
+                            let k = normalized(kind, unsafe { key_of(kind, col, r as usize) });
+                            let (tag, val) = tagged(k);
+                            tags.push(tag);
+                            vals.push(val);
+                            if byte_kind {
+                                others.push(k);
+                            }
+                        }
+                    }
+                }
+                RowKeys { tags, vals, others }
+            })
+            .collect()
+    }
+
+    fn hash_keys(&self, rk: &[RowKeys<'_>], n: usize, out: &mut Vec<u64>) {
         out.clear();
-        out.resize(rows.len(), 0x9e37_79b9_7f4a_7c15);
-        for (kind, col) in self.kinds.iter().zip(cols) {
-            for (h, &r) in out.iter_mut().zip(rows) {
-                let part = match normalized(*kind, unsafe { key_of(*kind, col, r as usize) }) {
-                    KeyRef::Null => 0x5bd1_e995,
-                    KeyRef::Fixed(v) => self.state.hash_one(v),
-                    KeyRef::Bytes(b) => self.state.hash_one(b),
-                    KeyRef::Numeric(head, digits) => self.state.hash_one((head, digits)),
+        out.resize(n, 0x9e37_79b9_7f4a_7c15);
+        for k in rk {
+            for (i, h) in out.iter_mut().enumerate() {
+                let part = match k.tags[i] {
+                    NORM_FIXED => self.state.hash_one(k.vals[i]),
+                    NORM_NULL => 0x5bd1_e995,
+                    _ => match k.others[i] {
+                        KeyRef::Bytes(b) => self.state.hash_one(b),
+                        KeyRef::Numeric(head, digits) => self.state.hash_one((head, digits)),
+                        other => unreachable!("{other:?} is tagged as another key"),
+                    },
                 };
                 *h = (h.rotate_left(5) ^ part).wrapping_mul(0x9e37_79b9_7f4a_7c15);
             }
@@ -283,19 +419,33 @@ impl GroupTable {
     /// byte kinds hold pointers to plain varlenas valid for the call.
     pub unsafe fn assign(&mut self, cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u32>) -> usize {
         assert_eq!(cols.len(), self.kinds.len(), "one column per group key");
+        let norms = unsafe { self.row_keys(cols, rows) };
         let mut hashes = Vec::with_capacity(rows.len());
-        unsafe { self.hash_rows(cols, rows, &mut hashes) };
+        self.hash_keys(&norms, rows.len(), &mut hashes);
         out.clear();
         let before = self.len();
-        let GroupTable { kinds, keys, hashes: group_hashes, table, .. } = self;
-        for (&r, &h) in rows.iter().zip(&hashes) {
+        let GroupTable { kinds, keys, norm_vals, norm_tags, hashes: group_hashes, table, .. } = self;
+        let single_fixed = norms.len() == 1 && !norms[0].tags.contains(&NORM_OTHER);
+        for (i, (&r, &h)) in rows.iter().zip(&hashes).enumerate() {
             let r = r as usize;
-            let g = match table.find(h, |&g| unsafe { same_key(kinds, keys, g, cols, r) }) {
+            let stored = Stored { kinds, keys, norm_vals, norm_tags };
+            // One integer-like key (the common GROUP BY): compare in place.
+            let found = if single_fixed {
+                let (tag, val) = (norms[0].tags[i], norms[0].vals[i]);
+                table.find(h, |&g| {
+                    stored.norm_tags[0][g as usize] == tag && stored.norm_vals[0][g as usize] == val
+                })
+            } else {
+                table.find(h, |&g| has_key(&stored, g, &norms, i))
+            };
+            let g = match found {
                 Some(&g) => g,
                 None => {
                     let g = group_hashes.len() as u32;
-                    for ((k, store), col) in kinds.iter().zip(keys.iter_mut()).zip(cols) {
+                    for (c, ((k, store), col)) in kinds.iter().zip(keys.iter_mut()).zip(cols).enumerate() {
                         store.push(unsafe { key_of(*k, col, r) });
+                        norm_tags[c].push(norms[c].tags[i]);
+                        norm_vals[c].push(norms[c].vals[i]);
                     }
                     group_hashes.push(h);
                     table.insert_unique(h, g, |&x| group_hashes_at(group_hashes, x));
@@ -322,11 +472,25 @@ impl GroupTable {
         hashes: &mut Vec<u64>,
     ) {
         assert_eq!(cols.len(), self.kinds.len(), "one column per group key");
-        unsafe { self.hash_rows(cols, rows, hashes) };
+        let norms = unsafe { self.row_keys(cols, rows) };
+        self.hash_keys(&norms, rows.len(), hashes);
         groups.clear();
-        for (&r, &h) in rows.iter().zip(hashes.iter()) {
-            let r = r as usize;
-            let found = self.table.find(h, |&g| unsafe { same_key(&self.kinds, &self.keys, g, cols, r) });
+        let single_fixed = norms.len() == 1 && !norms[0].tags.contains(&NORM_OTHER);
+        for (i, &h) in hashes.iter().enumerate() {
+            let stored = Stored {
+                kinds: &self.kinds,
+                keys: &self.keys,
+                norm_vals: &self.norm_vals,
+                norm_tags: &self.norm_tags,
+            };
+            let found = if single_fixed {
+                let (tag, val) = (norms[0].tags[i], norms[0].vals[i]);
+                self.table.find(h, |&g| {
+                    stored.norm_tags[0][g as usize] == tag && stored.norm_vals[0][g as usize] == val
+                })
+            } else {
+                self.table.find(h, |&g| has_key(&stored, g, &norms, i))
+            };
             groups.push(found.copied().unwrap_or(NO_GROUP));
         }
     }
@@ -488,6 +652,34 @@ mod tests {
         unsafe { t.assign(&[&text], &[2, 0], &mut out) };
         // bpchar keeps the first value with its blanks.
         assert_eq!((out.as_slice(), t.bytes_key(0, 0)), (&[0u32, 0][..], Some(&b"ab "[..])));
+    }
+
+    #[test]
+    fn short_and_long_byte_keys_around_the_packed_width() {
+        // 7 bytes are packed into an integer, 8 are not; a zero byte, a
+        // prefix and a blank-padded bpchar must still be told apart exactly.
+        let s = [
+            varlena::make_1b(b"abcdefg"),
+            varlena::make_1b(b"abcdefgh"),
+            varlena::make_4b(b"abcdefg"),
+            varlena::make_1b(b"abcdefgh"),
+            varlena::make_1b(b"abc"),
+            varlena::make_1b(b"abc\0"),
+            varlena::make_1b(b""),
+            varlena::make_1b(b"abcdefg   "),
+        ];
+        let col = texts(&s);
+        let mut t = GroupTable::new(&[KeyKind::Bytes]);
+        let mut out = vec![];
+        unsafe { t.assign(&[&col], &all(8), &mut out) };
+        assert_eq!(out, vec![0, 1, 0, 1, 2, 3, 4, 5]);
+        let mut t = GroupTable::new(&[KeyKind::Bpchar]);
+        unsafe { t.assign(&[&col], &all(8), &mut out) };
+        assert_eq!(out, vec![0, 1, 0, 1, 2, 3, 4, 0]);
+        assert_eq!(t.bytes_key(0, 0), Some(&b"abcdefg"[..]));
+        let mut h = vec![];
+        unsafe { t.hash_rows(&[&col], &[0, 7, 1], &mut h) };
+        assert!(h[0] == h[1] && h[0] != h[2]);
     }
 
     #[test]

@@ -190,11 +190,17 @@ impl Column {
         let mut c = Column::new(t, len);
         match datum {
             None => c.validity.set_all(false),
-            Some(d) => {
-                for i in 0..len {
-                    c.values.set_datum(i, d);
-                }
-            }
+            // Filled per type, not row by row: constants are splatted for
+            // every batch (TPC-H Q1 spent 3% of its time here).
+            Some(d) => match &mut c.values {
+                Values::Bool(v) => v.fill((d != 0) as u8),
+                Values::I16(v) => v.fill(d as i16),
+                Values::I32(v) => v.fill(d as i32),
+                Values::I64(v) => v.fill(d as i64),
+                Values::F32(v) => v.fill(f32::from_bits(d as u32)),
+                Values::F64(v) => v.fill(f64::from_bits(d as u64)),
+                Values::Datum(v) => v.fill(d),
+            },
         }
         c
     }
