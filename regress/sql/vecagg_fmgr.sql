@@ -55,9 +55,11 @@ EXPLAIN (VEXEC, COSTS OFF) SELECT string_agg(t, ',') FROM vf;
 EXPLAIN (VEXEC, COSTS OFF) SELECT vf_sum(a) FROM vf WHERE id > 5;
 -- (and C functions other than known built-in ones: they may need an aggregate context)
 EXPLAIN (VEXEC, COSTS OFF) SELECT range_intersect_agg(int4range(a, a + 10)) FROM vf;
--- (and arguments of fixed-length by-reference types: spill files hold varlenas)
+-- Arguments of fixed-length by-reference types go through fmgr too
+-- (interval_larger; spill files hold their bytes).
 EXPLAIN (VEXEC, COSTS OFF) SELECT max(iv) FROM vf;
 RESET vexec.mode;
+SELECT agg_same($$SELECT k, max(iv), min(iv), count(*) FROM vf GROUP BY k$$);
 
 SELECT agg_same($$SELECT vf_sum(a), vf_first(t), vf_first(a), vf_count_nulls(a), vf_cat_len(t), vf_pairs(a, b) FROM vf$$);
 SELECT agg_same($$SELECT k, vf_sum(a), vf_first(t), vf_first(c), vf_count_nulls(a), vf_cat(t), vf_pairs(a, b), count(*), sum(a) FROM vf GROUP BY k$$);

@@ -47,6 +47,9 @@ SELECT agg_same($$SELECT t, count(*), min(a), max(b), bool_and(bo), bool_or(bo) 
 SELECT agg_same($$SELECT u, count(*), stddev(f), variance(r), var_pop(f) FROM va GROUP BY u$$);
 SELECT agg_same($$SELECT c, vc, by, count(*) FROM vk GROUP BY c, vc, by$$);
 SELECT agg_same($$SELECT tm, tz, o, count(*), sum(id) FROM vk GROUP BY tm, tz, o$$);
+-- uuid keys: their 16 bytes (NULLs grouped together), and count(DISTINCT uuid).
+SELECT agg_same($$SELECT md5(t)::uuid AS h, count(*), count(DISTINCT md5((a % 7)::text)::uuid) FROM va GROUP BY 1$$);
+SELECT agg_same($$SELECT count(DISTINCT md5(t)::uuid) FROM va$$);
 -- Float keys: -0 and 0 are one group, every NaN is one group.
 SELECT agg_same($$SELECT f4, count(*) FROM vk GROUP BY f4$$);
 SELECT agg_same($$SELECT f8, count(*), min(f4), max(f4) FROM vk GROUP BY f8$$);
@@ -120,6 +123,18 @@ SELECT agg_same($$SELECT k % 1000, tk, count(*) FROM vbig GROUP BY 1, 2 HAVING c
 SELECT agg_same($$SELECT k, sum(100 / (v - 99)) FROM vbig GROUP BY k$$);
 SELECT agg_same($$SELECT k % 100, count(DISTINCT tk), count(DISTINCT v) FROM vbig GROUP BY 1$$);
 SELECT agg_same($$SELECT k, count(*) FILTER (WHERE v > 50), sum(v) FILTER (WHERE tk LIKE 'key1%') FROM vbig GROUP BY k$$);
+-- uuid keys and interval arguments (fixed-length values by reference) in
+-- the spill files.
+CREATE TABLE vuu AS SELECT g AS id,
+  CASE WHEN g % 97 = 0 THEN NULL ELSE md5((g % 30000)::text)::uuid END AS u,
+  CASE WHEN g % 89 = 0 THEN NULL ELSE make_interval(days => g % 400, mins => g % 61) END AS iv
+  FROM generate_series(1, 100000) g;
+ANALYZE vuu;
+SET vexec.mode = force;
+SELECT vecagg_spilled($$SELECT u, count(*), max(iv), min(iv) FROM vuu GROUP BY u$$);
+RESET vexec.mode;
+SELECT agg_same($$SELECT u, count(*), max(iv), min(iv) FROM vuu GROUP BY u$$);
+SELECT agg_same($$SELECT id % 50, count(DISTINCT u), max(iv) FROM vuu GROUP BY 1$$);
 RESET work_mem;
 SET vexec.mode = force;
 SELECT vecagg_spilled($$SELECT k, count(*), sum(v) FROM vbig GROUP BY k$$);
@@ -155,7 +170,7 @@ CREATE COLLATION vexec_ci (provider = icu, locale = 'und-u-ks-level2', determini
 CREATE TABLE vci (t text COLLATE vexec_ci);
 INSERT INTO vci VALUES ('a'), ('A'), ('b');
 SET vexec.mode = force;
-EXPLAIN (VEXEC, COSTS OFF) SELECT md5(t)::uuid AS h, count(*) FROM va GROUP BY 1;
+EXPLAIN (VEXEC, COSTS OFF) SELECT make_interval(days => a % 3) AS h, count(*) FROM va GROUP BY 1;
 EXPLAIN (VEXEC, COSTS OFF) SELECT s, min(u) FROM va GROUP BY s;
 EXPLAIN (VEXEC, COSTS OFF) SELECT id, a, count(*) FROM vpk GROUP BY id;
 EXPLAIN (VEXEC, COSTS OFF) SELECT t, count(*) FROM vci GROUP BY t;
@@ -174,5 +189,5 @@ SELECT agg_same($$SELECT min(t), max(t), min(t COLLATE "C"), max(t COLLATE "C") 
 INSERT INTO vci VALUES ('B'), ('a');
 SELECT agg_same($$SELECT min(t), max(t), min(t::text COLLATE "en_US"), count(*) FROM vci$$);
 SELECT agg_same($$SELECT 1 AS one, count(*) FROM va WHERE id < 0 GROUP BY one$$);
-DROP TABLE vk, vbig, vpk, vci, vn;
+DROP TABLE vk, vbig, vuu, vpk, vci, vn;
 DROP COLLATION vexec_ci;

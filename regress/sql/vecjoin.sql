@@ -89,7 +89,11 @@ EXPLAIN (VEXEC, COSTS OFF) SELECT jo.id FROM jo JOIN ji ON jo.k = ji.k;
 -- Refusals: a key that is an expression, a key type the table cannot
 -- compare exactly, vexec.enable_hashjoin off.
 EXPLAIN (VEXEC, COSTS OFF) SELECT jo.id FROM jo JOIN ji ON jo.k + 1 = ji.k;
-EXPLAIN (VEXEC, COSTS OFF) SELECT jo.id FROM jo JOIN ji ON jo.uu = ji.uu;
+CREATE TABLE jiv (id int, iv interval);
+INSERT INTO jiv SELECT g, CASE WHEN g % 2 = 0 THEN make_interval(days => g % 5) ELSE make_interval(hours => 24 * (g % 5)) END
+  FROM generate_series(1, 200) g;
+ANALYZE jiv;
+EXPLAIN (VEXEC, COSTS OFF) SELECT a.id FROM jiv a JOIN jiv b ON a.iv = b.iv;
 SET vexec.enable_hashjoin = off;
 EXPLAIN (VEXEC, COSTS OFF) SELECT jo.id FROM jo JOIN ji ON jo.k = ji.k;
 RESET vexec.enable_hashjoin;
@@ -129,8 +133,11 @@ SELECT join_same($$SELECT jo.id, ji.id, length(ji.t) FROM jo JOIN ji ON jo.s = j
 -- numeric keys compare by value (2.5 = 2.50), whatever the display scale.
 SELECT join_same($$SELECT jo.id, ji.id, jo.n, ji.n FROM jo JOIN ji ON jo.n = ji.n WHERE jo.id < 500$$);
 SELECT join_same($$SELECT jo.id, ji.id FROM jo FULL JOIN ji ON jo.n = ji.n * 1.00 AND jo.k = ji.k$$);
--- Refused keys still join (PostgreSQL's own node).
-SELECT join_same($$SELECT jo.id, ji.id FROM jo JOIN ji ON jo.uu = ji.uu WHERE ji.id < 300$$);
+-- uuid keys: their 16 bytes.
+SELECT join_same($$SELECT jo.id, ji.id, jo.uu FROM jo JOIN ji ON jo.uu = ji.uu WHERE ji.id < 300$$);
+SELECT join_same($$SELECT jo.id, ji.id FROM jo FULL JOIN ji ON jo.uu = ji.uu AND jo.k = ji.k$$);
+-- Refused keys still join (PostgreSQL's own node): '1 day' = '24 hours'.
+SELECT join_same($$SELECT a.id, b.id FROM jiv a JOIN jiv b ON a.iv = b.iv$$);
 -- Empty sides.
 SELECT join_same($$SELECT jo.id FROM jo JOIN jempty e ON jo.k = e.k$$);
 SELECT join_same($$SELECT jo.id, e.id FROM jo LEFT JOIN jempty e ON jo.k = e.k$$);
@@ -170,6 +177,16 @@ SELECT join_same($$SELECT a.id, b.id FROM jo a FULL JOIN jbig b ON a.k = b.k - 4
 SELECT join_same($$SELECT count(*), count(b.id) FROM jbig a RIGHT JOIN jbig b ON a.k = b.id$$);
 SELECT join_same($$SELECT a.id FROM jbig a WHERE NOT EXISTS (SELECT FROM jbig b WHERE b.k = a.id)$$);
 SELECT join_same($$SELECT a.id FROM jbig a WHERE EXISTS (SELECT FROM jo b WHERE b.k = a.k AND b.s < a.v)$$);
+-- uuid keys and interval columns (fixed-length values by reference) in the
+-- partition files.
+CREATE TABLE jbu AS SELECT g AS id,
+  CASE WHEN g % 101 = 0 THEN NULL ELSE md5((g % 6000)::text)::uuid END AS u,
+  CASE WHEN g % 7 = 0 THEN NULL ELSE make_interval(days => g % 300, mins => g % 59) END AS iv
+  FROM generate_series(1, 20000) g;
+ANALYZE jbu;
+SELECT join_spilled($$SELECT a.id, b.iv FROM jbu a JOIN jbu b ON a.u = b.u$$);
+SELECT join_same($$SELECT a.id, b.id, a.iv, b.u FROM jbu a JOIN jbu b ON a.u = b.u$$);
+SELECT join_same($$SELECT a.id, b.iv, b.u FROM jbig a FULL JOIN jbu b ON a.k = b.id AND a.v <> b.iv::text$$);
 RESET work_mem;
 
 -- Rescans: under a correlated subquery (parameters change) and under a

@@ -3,10 +3,12 @@
 //!
 //! A spilled row is written as its values, column after column; a varlena
 //! value as its payload length and bytes (header formats and TOAST pointers
-//! never reach a file: the host detoasts before spilling). Reading a run of
-//! rows back gives an owned batch ([`SpilledBatch`]) whose by-reference
-//! columns point into an arena of fresh 4-byte-header varlenas, so kernels
-//! and the group table read them like any other batch.
+//! never reach a file: the host detoasts before spilling); a value of a
+//! fixed-length by-reference type (uuid, interval, name...) as its bytes.
+//! Reading a run of rows back gives an owned batch ([`SpilledBatch`]) whose
+//! by-reference columns point into an arena of fresh 4-byte-header varlenas
+//! or 8-byte aligned fixed-length values, so kernels and the group table
+//! read them like any other batch.
 //!
 //! Which partition a row goes to depends on its hash and the recursion level
 //! ([`partition_of`]): each level uses different hash bits, so a partition
@@ -25,14 +27,18 @@ pub fn partition_of(hash: u64, level: u32, fanout: usize) -> usize {
     ((hash >> shift) as usize) & (fanout - 1)
 }
 
-/// Append rows `rows` of `cols` to `out`.
+/// Append rows `rows` of `cols` to `out`. `fixed[c]` is the length of
+/// column `c`'s values when it is a `Datum` column of a fixed-length
+/// by-reference type (None: varlenas, or by value).
 ///
 /// # Safety
-/// Valid values of `Datum` columns point to plain varlenas.
-pub unsafe fn encode_rows(cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u8>) {
+/// Valid values of `Datum` columns point to plain varlenas, or to `fixed[c]`
+/// bytes.
+pub unsafe fn encode_rows(cols: &[&Column], fixed: &[Option<usize>], rows: &[RowIdx], out: &mut Vec<u8>) {
+    debug_assert_eq!(cols.len(), fixed.len());
     for &r in rows {
         let r = r as usize;
-        for col in cols {
+        for (col, &fixed) in cols.iter().zip(fixed) {
             let valid = col.is_valid(r);
             out.push(valid as u8);
             if !valid {
@@ -45,11 +51,16 @@ pub unsafe fn encode_rows(cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u8>) 
                 Values::I64(v) => out.extend_from_slice(&v[r].to_le_bytes()),
                 Values::F32(v) => out.extend_from_slice(&v[r].to_le_bytes()),
                 Values::F64(v) => out.extend_from_slice(&v[r].to_le_bytes()),
-                Values::Datum(v) => {
-                    let b = unsafe { varlena::bytes(v[r] as *const u8) };
-                    out.extend_from_slice(&(b.len() as u32).to_le_bytes());
-                    out.extend_from_slice(b);
-                }
+                Values::Datum(v) => match fixed {
+                    Some(len) => {
+                        out.extend_from_slice(unsafe { std::slice::from_raw_parts(v[r] as *const u8, len) })
+                    }
+                    None => {
+                        let b = unsafe { varlena::bytes(v[r] as *const u8) };
+                        out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+                        out.extend_from_slice(b);
+                    }
+                },
             }
         }
     }
@@ -77,10 +88,12 @@ pub struct CorruptSpill {
     pub offset: usize,
 }
 
-/// Decode up to `max_rows` rows of columns typed `types` from `input`
-/// starting at `*pos`, advancing `*pos` past them.
+/// Decode up to `max_rows` rows of columns typed `types` (fixed-length
+/// by-reference columns as in [`encode_rows`]) from `input` starting at
+/// `*pos`, advancing `*pos` past them.
 pub fn decode_rows(
     types: &[PhysType],
+    fixed: &[Option<usize>],
     input: &[u8],
     pos: &mut usize,
     max_rows: usize,
@@ -113,14 +126,23 @@ pub fn decode_rows(
                 Values::I64(v) => v[n] = i64::from_le_bytes(take(pos, 8)?.try_into().unwrap()),
                 Values::F32(v) => v[n] = f32::from_le_bytes(take(pos, 4)?.try_into().unwrap()),
                 Values::F64(v) => v[n] = f64::from_le_bytes(take(pos, 8)?.try_into().unwrap()),
-                Values::Datum(_) => {
-                    let len = u32::from_le_bytes(take(pos, 4)?.try_into().unwrap()) as usize;
-                    let payload = take(pos, len)?;
-                    refs.push((c, n, arena.len()));
-                    arena.extend_from_slice(&varlena::make_4b(payload));
-                    // Keep every varlena 4-byte aligned, as palloc would.
-                    arena.resize(arena.len().next_multiple_of(4), 0);
-                }
+                Values::Datum(_) => match fixed.get(c).copied().flatten() {
+                    Some(len) => {
+                        let value = take(pos, len)?;
+                        refs.push((c, n, arena.len()));
+                        arena.extend_from_slice(value);
+                        // Aligned as palloc would (interval holds int64s).
+                        arena.resize(arena.len().next_multiple_of(8), 0);
+                    }
+                    None => {
+                        let len = u32::from_le_bytes(take(pos, 4)?.try_into().unwrap()) as usize;
+                        let payload = take(pos, len)?;
+                        refs.push((c, n, arena.len()));
+                        arena.extend_from_slice(&varlena::make_4b(payload));
+                        // Keep every varlena 8-byte aligned, as palloc would.
+                        arena.resize(arena.len().next_multiple_of(8), 0);
+                    }
+                },
             }
         }
         n += 1;
@@ -182,11 +204,12 @@ mod tests {
         }
         floats.validity.set(1, false);
         let mut buf = vec![];
-        unsafe { encode_rows(&[&ints, &floats, &strs], &[2, 0, 1], &mut buf) };
+        let fixed = [None; 3];
+        unsafe { encode_rows(&[&ints, &floats, &strs], &fixed, &[2, 0, 1], &mut buf) };
         let types = [PhysType::I64, PhysType::F64, PhysType::Datum];
         let mut pos = 0;
-        let a = decode_rows(&types, &buf, &mut pos, 2).unwrap();
-        let b = decode_rows(&types, &buf, &mut pos, 1024).unwrap();
+        let a = decode_rows(&types, &fixed, &buf, &mut pos, 2).unwrap();
+        let b = decode_rows(&types, &fixed, &buf, &mut pos, 1024).unwrap();
         assert_eq!((a.len, b.len, pos), (2, 1, buf.len()));
         let got = |batch: &SpilledBatch, c: usize, r: usize| batch.columns[c].values.datum(r);
         assert_eq!(got(&a, 0, 0) as i64, 1);
@@ -201,6 +224,48 @@ mod tests {
         assert_eq!(bytes(&b, 0), b"".to_vec());
         // A cut-off stream is reported, not misread.
         let mut pos = 0;
-        assert!(decode_rows(&types, &buf[..buf.len() - 1], &mut pos, 1024).is_err());
+        assert!(decode_rows(&types, &fixed, &buf[..buf.len() - 1], &mut pos, 1024).is_err());
+    }
+
+    #[test]
+    fn fixed_length_by_reference_values_round_trip_aligned() {
+        // Two uuid-like 16-byte values and a 6-byte one (macaddr), one NULL,
+        // next to a varlena: every value comes back with its bytes, 8-byte
+        // aligned.
+        let uuids = [[0xAAu8; 16], [0x01u8; 16]];
+        let macs = [[1u8, 2, 3, 4, 5, 6], [9u8; 6]];
+        let text = varlena::make_1b(b"x");
+        let mut u = Column::new(PhysType::Datum, 2);
+        let mut m = Column::new(PhysType::Datum, 2);
+        let mut t = Column::new(PhysType::Datum, 2);
+        for i in 0..2 {
+            u.values.set_datum(i, uuids[i].as_ptr() as usize);
+            m.values.set_datum(i, macs[i].as_ptr() as usize);
+            t.values.set_datum(i, text.as_ptr() as usize);
+        }
+        m.validity.set(1, false);
+        let fixed = [Some(16), Some(6), None];
+        let mut buf = vec![];
+        unsafe { encode_rows(&[&u, &m, &t], &fixed, &[1, 0], &mut buf) };
+        // 1 + 16, 1 (NULL), 1 + 4 + 1; then 1 + 16, 1 + 6, 1 + 4 + 1.
+        assert_eq!(buf.len(), 17 + 1 + 6 + 17 + 7 + 6);
+        let types = [PhysType::Datum; 3];
+        let mut pos = 0;
+        let b = decode_rows(&types, &fixed, &buf, &mut pos, 1024).unwrap();
+        assert_eq!((b.len, pos), (2, buf.len()));
+        let at = |c: usize, r: usize, len: usize| {
+            let p = b.columns[c].values.datum(r);
+            assert_eq!(p % 8, 0, "value of column {c} row {r} is not 8-byte aligned");
+            unsafe { std::slice::from_raw_parts(p as *const u8, len) }.to_vec()
+        };
+        assert_eq!(at(0, 0, 16), uuids[1].to_vec());
+        assert_eq!(at(0, 1, 16), uuids[0].to_vec());
+        assert!(!b.columns[1].is_valid(0));
+        assert_eq!(at(1, 1, 6), macs[0].to_vec());
+        let text_back = b.columns[2].values.datum(1) as *const u8;
+        assert_eq!(unsafe { varlena::bytes(text_back) }, b"x");
+        // A value cut short is reported.
+        let mut pos = 0;
+        assert!(decode_rows(&types, &fixed, &buf[..10], &mut pos, 1024).is_err());
     }
 }

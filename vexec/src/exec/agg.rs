@@ -97,6 +97,9 @@ struct Grouping {
     next: usize,
     /// The physical types of the child's columns (for reading files back).
     types: Vec<PhysType>,
+    /// The lengths of the child's fixed-length by-reference columns
+    /// (uuid, interval...), which files hold as their bytes.
+    fixed: Vec<Option<usize>>,
     /// Child columns that arrive as scaled integers; files hold them as
     /// numeric Datums, like the batches of the child's row mode.
     scaled: Vec<Option<u16>>,
@@ -325,6 +328,14 @@ unsafe extern "C-unwind" fn begin(
                     false => PhysType::Bool,
                 })
                 .collect();
+            let fixed = list_ptrs::<pg_sys::TargetEntry>(child_tlist)
+                .zip(&spill_values)
+                .map(|(te, &values)| {
+                    let t = pg_sys::exprType((*te).expr.cast());
+                    let len = pg_sys::get_typlen(t);
+                    (values && !pg_sys::get_typbyval(t) && len > 0).then_some(len as usize)
+                })
+                .collect();
             Grouping {
                 table: GroupTable::new(&kinds),
                 kinds,
@@ -335,6 +346,7 @@ unsafe extern "C-unwind" fn begin(
                 pending: Vec::new(),
                 next: 0,
                 types,
+                fixed,
                 scaled: (0..ncols).map(|c| scaled.iter().find(|s| s.0 == c).map(|s| s.1)).collect(),
                 spill_values,
                 scratch: Vec::new(),
@@ -422,7 +434,8 @@ impl AggState {
     unsafe fn detoast(&self, columns: &mut [Column], rows: &[RowIdx]) {
         let per_batch = unsafe { (*self.econtext).ecxt_per_tuple_memory };
         for (c, col) in columns.iter_mut().enumerate() {
-            if !self.reads_bytes(c) {
+            // (Fixed-length by-reference values, uuid or interval, are never toasted.)
+            if !self.reads_bytes(c) || self.src.by_ref[c] != Some(-1) {
                 continue;
             }
             let Values::Datum(v) = &mut col.values else { continue };
@@ -521,7 +534,7 @@ impl AggState {
                             })
                             .collect();
                         for (file, part) in g.spill.iter_mut().zip(&parts) {
-                            file.write(&cols, part, &mut g.scratch);
+                            file.write(&cols, &g.fixed, part, &mut g.scratch);
                             self.stats.spilled_rows += part.len() as u64;
                         }
                         *groups = kept_groups;
@@ -625,12 +638,12 @@ impl AggState {
             let Some(g) = &mut self.grouping else { return false };
             let Some((mut file, level)) = g.pending.pop() else { return false };
             g.restart(level);
-            let types = g.types.clone();
+            let (types, fixed) = (g.types.clone(), g.fixed.clone());
             self.accs = new_accumulators(&self.items, false);
             self.fmgr.iter_mut().flatten().for_each(FmgrAgg::restart);
             let mut buf = Vec::new();
             let mut groups = Vec::new();
-            while let Some(batch) = file.read(&types, &mut buf) {
+            while let Some(batch) = file.read(&types, &fixed, &mut buf) {
                 check_for_interrupts!();
                 let rows: Vec<RowIdx> = (0..batch.len as RowIdx).collect();
                 self.feed(&batch.columns, &rows, &mut groups);
@@ -817,6 +830,11 @@ unsafe fn key_datum(g: &Grouping, k: usize, group: usize) -> Option<usize> {
             KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric => {
                 g.table.bytes_key(k, group).map(|b| palloc_varlena(b))
             }
+            KeyKind::Uuid => g.table.bytes_key(k, group).map(|b| {
+                let p = pg_sys::palloc(b.len()) as *mut u8;
+                std::ptr::copy_nonoverlapping(b.as_ptr(), p, b.len());
+                p as usize
+            }),
             KeyKind::Float4 => g
                 .table
                 .fixed_key(k, group)

@@ -39,7 +39,7 @@ use vexec_core::spill::{partition_of, SpilledBatch};
 use crate::exec::input::{rows_context, ChildInput};
 use crate::exec::project::Projection;
 use crate::exec::scan::VectorBatch;
-use crate::exec::spill::SpillFile;
+use crate::exec::spill::{fixed_lengths, SpillFile};
 use crate::shim::{self, guarded};
 
 pub const NAME: &std::ffi::CStr = c"VecHashJoin";
@@ -543,9 +543,10 @@ impl JoinState {
                 parts[p].push(r);
             }
             let all: Vec<&Column> = columns.iter().collect();
+            let fixed = fixed_lengths(&s.src.by_ref);
             for (f, part) in files.iter_mut().zip(&parts) {
                 let before = f.bytes;
-                f.write(&all, part, &mut self.scratch);
+                f.write(&all, &fixed, part, &mut self.scratch);
                 self.stats.spilled_rows += part.len() as u64;
                 self.stats.spilled_bytes += f.bytes - before;
             }
@@ -603,7 +604,9 @@ impl JoinState {
                 inner.rewind();
                 let mut buf = Vec::new();
                 let mut again: Option<Vec<SpillFile>> = None;
-                while let Some(mut b) = inner.read(&self.inner.src.types, &mut buf) {
+                while let Some(mut b) =
+                    inner.read(&self.inner.src.types, &fixed_lengths(&self.inner.src.by_ref), &mut buf)
+                {
                     let len = b.len;
                     if let Some(files) = again.as_mut() {
                         let rows = vexec_core::batch::full_selection(len);
@@ -632,7 +635,11 @@ impl JoinState {
                     Some(inner_files) => {
                         let mut outer_files: Vec<SpillFile> = (0..FANOUT).map(|_| self.new_file()).collect();
                         outer.rewind();
-                        while let Some(b) = outer.read(&self.outer.src.types, &mut buf) {
+                        while let Some(b) = outer.read(
+                            &self.outer.src.types,
+                            &fixed_lengths(&self.outer.src.by_ref),
+                            &mut buf,
+                        ) {
                             let rows = vexec_core::batch::full_selection(b.len);
                             self.write_partitioned(&mut outer_files, false, &b.columns, &rows, level + 1);
                         }
@@ -665,7 +672,8 @@ impl JoinState {
                     }
                     ProbeSource::File(f) => {
                         let mut buf = std::mem::take(&mut self.scratch);
-                        let b = f.read(&self.outer.src.types, &mut buf);
+                        let b =
+                            f.read(&self.outer.src.types, &fixed_lengths(&self.outer.src.by_ref), &mut buf);
                         self.scratch = buf;
                         let Some(mut b) = b else { return false };
                         let rows = vexec_core::batch::full_selection(b.len);

@@ -1,4 +1,4 @@
-//! Temporary files for operators that outgrow `hash_mem` (VecAgg today).
+//! Temporary files for operators that outgrow `hash_mem` (VecAgg, VecHashJoin).
 //!
 //! A spill file is a PostgreSQL BufFile (so `temp_tablespaces`,
 //! `temp_file_limit` and `log_temp_files` apply) holding frames: a frame is
@@ -30,18 +30,25 @@ impl SpillFile {
         SpillFile { file: unsafe { pg_sys::BufFileCreateTemp(false) }, rows: 0, bytes: 0 }
     }
 
-    /// Append rows `rows` of `cols` as one frame.
+    /// Append rows `rows` of `cols` as one frame (`fixed`: the lengths of
+    /// fixed-length by-reference columns, see [`fixed_lengths`]).
     ///
     /// # Safety
     /// As `vexec_core::spill::encode_rows`.
-    pub unsafe fn write(&mut self, cols: &[&Column], rows: &[RowIdx], scratch: &mut Vec<u8>) {
+    pub unsafe fn write(
+        &mut self,
+        cols: &[&Column],
+        fixed: &[Option<usize>],
+        rows: &[RowIdx],
+        scratch: &mut Vec<u8>,
+    ) {
         if rows.is_empty() {
             return;
         }
         scratch.clear();
         scratch.extend_from_slice(&(rows.len() as u32).to_le_bytes());
         scratch.extend_from_slice(&[0; 4]);
-        unsafe { encode_rows(cols, rows, scratch) };
+        unsafe { encode_rows(cols, fixed, rows, scratch) };
         let body = (scratch.len() - 8) as u32;
         scratch[4..8].copy_from_slice(&body.to_le_bytes());
         unsafe { pg_sys::BufFileWrite(self.file, scratch.as_ptr().cast(), scratch.len()) };
@@ -57,7 +64,12 @@ impl SpillFile {
     }
 
     /// The next frame's rows (None at the end), as columns of `types`.
-    pub unsafe fn read(&mut self, types: &[PhysType], buf: &mut Vec<u8>) -> Option<SpilledBatch> {
+    pub unsafe fn read(
+        &mut self,
+        types: &[PhysType],
+        fixed: &[Option<usize>],
+        buf: &mut Vec<u8>,
+    ) -> Option<SpilledBatch> {
         let mut head = [0u8; 8];
         let n = unsafe { pg_sys::BufFileReadMaybeEOF(self.file, head.as_mut_ptr().cast(), 8, true) };
         if n == 0 {
@@ -72,7 +84,7 @@ impl SpillFile {
         buf.resize(len, 0);
         unsafe { pg_sys::BufFileReadExact(self.file, buf.as_mut_ptr().cast(), len) };
         let mut pos = 0;
-        match decode_rows(types, buf, &mut pos, rows) {
+        match decode_rows(types, fixed, buf, &mut pos, rows) {
             Ok(b) if b.len == rows && pos == len => Some(b),
             _ => corrupt(),
         }
@@ -81,6 +93,12 @@ impl SpillFile {
     pub unsafe fn close(self) {
         unsafe { pg_sys::BufFileClose(self.file) };
     }
+}
+
+/// The spill format's fixed lengths of columns whose typlens are `by_ref`
+/// (`ChildInput::by_ref`: None for by-value, -1 for varlenas).
+pub fn fixed_lengths(by_ref: &[Option<i16>]) -> Vec<Option<usize>> {
+    by_ref.iter().map(|t| t.filter(|&len| len > 0).map(|len| len as usize)).collect()
 }
 
 fn corrupt() -> ! {

@@ -192,14 +192,12 @@ unsafe fn fmgr_transition(aggref: *mut pg_sys::Aggref, builtin: bool) -> Result<
         if list_ptrs::<pg_sys::TargetEntry>(a.args).count() > MAX_FMGR_ARGS {
             return Err(format!("and it has more than {MAX_FMGR_ARGS} arguments"));
         }
-        // Arguments go to spill files as values: by value, or varlenas.
+        // Arguments go to spill files as values: by value, fixed-length or
+        // varlenas (not cstrings).
         for te in list_ptrs::<pg_sys::TargetEntry>(a.args) {
             let t = pg_sys::exprType((*te).expr.cast());
-            if !pg_sys::get_typbyval(t) && pg_sys::get_typlen(t) != -1 {
-                return Err(format!(
-                    "and its argument type {} is neither by value nor variable-length",
-                    type_name(t)
-                ));
+            if !pg_sys::get_typbyval(t) && pg_sys::get_typlen(t) < -1 {
+                return Err(format!("and its argument type {} is a C string", type_name(t)));
             }
         }
         let Some((transfn, finalfn, _, _)) = aggregate_functions(a.aggfnoid) else {
@@ -369,6 +367,7 @@ pub(crate) fn key_kind(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<KeyKin
         TEXTOID | VARCHAROID => deterministic().map(|_| KeyKind::Bytes),
         BPCHAROID => deterministic().map(|_| KeyKind::Bpchar),
         pg_sys::NUMERICOID => Ok(KeyKind::Numeric),
+        pg_sys::UUIDOID => Ok(KeyKind::Uuid),
         _ => Err(format!("no vector group key for type {}", type_name(typid))),
     }
 }

@@ -295,15 +295,13 @@ unsafe fn refusal(
                 return Some("a column is output both nulled and not by outer joins".into());
             }
         }
-        // Spilled rows are written as values: by value, or varlenas.
+        // Spilled rows are written as values: by value, fixed-length or
+        // varlenas (not cstrings).
         for p in [outer, inner] {
             for e in list_ptrs::<pg_sys::Node>((*(*p).pathtarget).exprs) {
                 let t = pg_sys::exprType(e);
-                if !pg_sys::get_typbyval(t) && pg_sys::get_typlen(t) != -1 {
-                    return Some(format!(
-                        "an input column of type {} (neither by value nor variable-length)",
-                        type_name(t)
-                    ));
+                if !pg_sys::get_typbyval(t) && pg_sys::get_typlen(t) < -1 {
+                    return Some(format!("an input column of type {} (a C string)", type_name(t)));
                 }
             }
         }

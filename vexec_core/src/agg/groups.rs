@@ -17,6 +17,8 @@
 //! - numeric: the value whatever the display scale (`numeric::key_view`),
 //!   the first value met kept as the group's key, as HashAggregate does.
 //!
+//! - uuid: its 16 bytes.
+//!
 //! NULL keys group together (SQL's GROUP BY treats NULLs as not distinct).
 //! Nondeterministic collations are not offered: the host refuses or falls
 //! back for them.
@@ -40,6 +42,9 @@ pub enum KeyKind {
     Bpchar,
     /// numeric (plain varlena): by value, display scale ignored.
     Numeric,
+    /// uuid: its 16 bytes (a pointer to them, not a varlena), compared as
+    /// uuid_eq does (memcmp).
+    Uuid,
 }
 
 impl KeyKind {
@@ -52,22 +57,27 @@ impl KeyKind {
             KeyKind::Bytes => 3,
             KeyKind::Bpchar => 4,
             KeyKind::Numeric => 5,
+            KeyKind::Uuid => 6,
         }
     }
 
     /// The inverse of [`KeyKind::code`].
     pub fn from_code(code: i32) -> Option<KeyKind> {
-        const KINDS: [KeyKind; 6] = [
+        const KINDS: [KeyKind; 7] = [
             KeyKind::Int,
             KeyKind::Float4,
             KeyKind::Float8,
             KeyKind::Bytes,
             KeyKind::Bpchar,
             KeyKind::Numeric,
+            KeyKind::Uuid,
         ];
         KINDS.get(usize::try_from(code).ok()?).copied()
     }
 }
+
+/// The length of a uuid.
+pub const UUID_LEN: usize = 16;
 
 /// The stored keys of one key column, one entry per group.
 #[derive(Debug)]
@@ -122,7 +132,8 @@ fn float_bits(v: f64) -> i64 {
 /// The key of row `i` of `col`.
 ///
 /// # Safety
-/// For byte kinds, the column's valid values are pointers to plain varlenas.
+/// For byte kinds, the column's valid values are pointers to plain varlenas
+/// (to 16 bytes for uuid).
 #[inline]
 unsafe fn key_of<'a>(kind: KeyKind, col: &'a Column, i: usize) -> KeyRef<'a> {
     if !col.is_valid(i) {
@@ -133,6 +144,9 @@ unsafe fn key_of<'a>(kind: KeyKind, col: &'a Column, i: usize) -> KeyRef<'a> {
         (KeyKind::Float8, Values::F64(v)) => KeyRef::Fixed(v[i].to_bits() as i64),
         (KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric, Values::Datum(v)) => {
             KeyRef::Bytes(unsafe { varlena::bytes(v[i] as *const u8) })
+        }
+        (KeyKind::Uuid, Values::Datum(v)) => {
+            KeyRef::Bytes(unsafe { std::slice::from_raw_parts(v[i] as *const u8, UUID_LEN) })
         }
         (KeyKind::Int, Values::Bool(v)) => KeyRef::Fixed(v[i] as i64),
         (KeyKind::Int, Values::I16(v)) => KeyRef::Fixed(v[i] as i64),
@@ -280,7 +294,7 @@ impl GroupTable {
         let keys = kinds
             .iter()
             .map(|k| match k {
-                KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric => {
+                KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Uuid => {
                     KeyStore::Bytes { data: vec![], ends: vec![], nulls: vec![] }
                 }
                 _ => KeyStore::Fixed { values: vec![], nulls: vec![] },
@@ -371,7 +385,10 @@ impl GroupTable {
                         }
                     }
                     _ => {
-                        let byte_kind = matches!(kind, KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric);
+                        let byte_kind = matches!(
+                            kind,
+                            KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Uuid
+                        );
                         if byte_kind {
                             others.reserve(n);
                         }
@@ -416,7 +433,8 @@ impl GroupTable {
     ///
     /// # Safety
     /// `cols` holds one column per key kind, of the matching physical type;
-    /// byte kinds hold pointers to plain varlenas valid for the call.
+    /// byte kinds hold pointers to plain varlenas (uuid: to 16 bytes) valid
+    /// for the call.
     pub unsafe fn assign(&mut self, cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u32>) -> usize {
         assert_eq!(cols.len(), self.kinds.len(), "one column per group key");
         let norms = unsafe { self.row_keys(cols, rows) };
@@ -680,6 +698,25 @@ mod tests {
         let mut h = vec![];
         unsafe { t.hash_rows(&[&col], &[0, 7, 1], &mut h) };
         assert!(h[0] == h[1] && h[0] != h[2]);
+    }
+
+    #[test]
+    fn uuid_keys_are_their_sixteen_bytes() {
+        let a = [7u8; 16];
+        let mut b = [7u8; 16];
+        b[15] = 8;
+        let a2 = a; // equal bytes at another address
+        let mut c = Column::new(PhysType::Datum, 4);
+        for (i, p) in [a.as_ptr(), b.as_ptr(), a2.as_ptr()].iter().enumerate() {
+            c.values.set_datum(i, *p as usize);
+        }
+        c.validity.set(3, false);
+        let mut t = GroupTable::new(&[KeyKind::Uuid]);
+        let mut out = vec![];
+        unsafe { t.assign(&[&c], &all(4), &mut out) };
+        assert_eq!(out, vec![0, 1, 0, 2]);
+        assert_eq!(t.bytes_key(0, 1), Some(&b[..]));
+        assert_eq!(t.bytes_key(0, 2), None);
     }
 
     #[test]
