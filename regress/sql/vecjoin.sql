@@ -94,6 +94,10 @@ INSERT INTO jiv SELECT g, CASE WHEN g % 2 = 0 THEN make_interval(days => g % 5) 
   FROM generate_series(1, 200) g;
 ANALYZE jiv;
 EXPLAIN (VEXEC, COSTS OFF) SELECT a.id FROM jiv a JOIN jiv b ON a.iv = b.iv;
+-- Joins that EvalPlanQual may re-run: below UPDATE, DELETE and FOR UPDATE.
+EXPLAIN (VEXEC, COSTS OFF) UPDATE jiv SET iv = b.iv FROM jiv b WHERE jiv.id = b.id;
+EXPLAIN (VEXEC, COSTS OFF) DELETE FROM jiv USING jiv b WHERE jiv.id = b.id;
+EXPLAIN (VEXEC, COSTS OFF) SELECT a.id FROM jiv a JOIN jiv b ON a.id = b.id FOR UPDATE OF a;
 SET vexec.enable_hashjoin = off;
 EXPLAIN (VEXEC, COSTS OFF) SELECT jo.id FROM jo JOIN ji ON jo.k = ji.k;
 RESET vexec.enable_hashjoin;

@@ -272,6 +272,15 @@ unsafe fn refusal(
         if (*(*root).parse).commandType == pg_sys::CmdType::CMD_MERGE {
             return Some("the join of a MERGE".into());
         }
+        // EvalPlanQual re-runs the joins below a ModifyTable or LockRows
+        // with one row per relation: PostgreSQL's own nodes, as VecScan
+        // leaves the rows to lock or update to them.
+        if matches!((*(*root).parse).commandType, pg_sys::CmdType::CMD_UPDATE | pg_sys::CmdType::CMD_DELETE) {
+            return Some("the join of an UPDATE or DELETE".into());
+        }
+        if !(*root).rowMarks.is_null() {
+            return Some("FOR UPDATE/SHARE".into());
+        }
         if has_placeholders((*(*joinrel).reltarget).exprs.cast())
             || list_ptrs::<pg_sys::RestrictInfo>(restrictlist).any(|r| has_placeholders((*r).clause.cast()))
         {
