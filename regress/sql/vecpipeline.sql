@@ -187,3 +187,29 @@ RESET max_parallel_workers_per_gather;
 -- Rescans: an aggregate over a join in a correlated subquery.
 SELECT pipe_same($$SELECT pz.h, (SELECT count(*) FROM po JOIN pi ON po.k = pi.k WHERE pi.h = pz.h) FROM pz$$);
 SELECT pipe_same($$SELECT pz.h, (SELECT sum(po.n) FROM po JOIN pi ON po.k = pi.k WHERE po.g = pz.id) FROM pz$$);
+
+-- Batches from VecAgg to its vector parents: VecSort and VecHashJoin read
+-- the groups as columns (no HAVING, no computed outputs; else rows).
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT po.s, count(*) AS c, sum(po.n) FROM po GROUP BY po.s ORDER BY c DESC, po.s;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT po.s, count(*) AS c FROM po GROUP BY po.s HAVING count(*) > 1 ORDER BY c DESC, po.s;
+EXPLAIN (COSTS OFF) SELECT a.k, a.c, pi.id FROM (SELECT k, count(*) AS c FROM po GROUP BY k) a JOIN pi ON pi.k = a.k;
+RESET vexec.mode;
+SELECT pipe_same($$SELECT po.s, count(*) AS c, sum(po.n), max(po.f), min(po.s) FROM po GROUP BY po.s ORDER BY c DESC, po.s$$, true);
+-- More groups than a batch holds, NULL keys, plain aggregates.
+SELECT pipe_same($$SELECT po.id % 3000 AS k, po.s, count(*), sum(po.n), avg(po.f) FROM po GROUP BY 1, 2 ORDER BY 4 DESC NULLS FIRST, 1, 2$$, true);
+SELECT pipe_same($$SELECT po.k, count(*), sum(po.id) FROM po GROUP BY po.k ORDER BY po.k NULLS FIRST LIMIT 1100$$, true);
+SELECT pipe_same($$SELECT count(*), sum(po.n), max(po.s) FROM po ORDER BY 1$$, true);
+SELECT pipe_same($$SELECT count(*), sum(po.n) FROM po WHERE po.id < 0 ORDER BY 1$$, true);
+SELECT pipe_same($$SELECT po.s, count(*) AS c FROM po GROUP BY po.s HAVING count(*) > 400 ORDER BY c, po.s$$, true);
+SELECT pipe_same($$SELECT a.k, a.c, pi.id FROM (SELECT k, count(*) AS c FROM po GROUP BY k) a JOIN pi ON pi.k = a.k$$);
+SELECT pipe_same($$SELECT a.k, a.c, pi.id FROM pi LEFT JOIN (SELECT k, count(*) AS c, max(s) AS m FROM po GROUP BY k) a ON pi.k = a.k$$);
+-- Spilled partitions: a batch ends where a partition ends (the next one
+-- restarts the fmgr aggregates whose by-reference results it holds).
+SET work_mem = '64kB';
+SELECT pipe_spills($$SELECT po.id, count(*), max(make_interval(days => po.id % 97)) FROM po GROUP BY po.id ORDER BY 3 DESC, 1$$);
+SELECT pipe_same($$SELECT po.id, count(*), max(make_interval(days => po.id % 97)), min(po.s) FROM po GROUP BY po.id ORDER BY 3 DESC, 1$$, true);
+SELECT pipe_same($$SELECT a.id, a.m, pi.t FROM (SELECT id, max(make_interval(days => id % 97)) AS m FROM po GROUP BY id) a JOIN pi ON pi.id = a.id$$);
+RESET work_mem;
+-- Rescans: a sort over an aggregate in a correlated subquery.
+SELECT pipe_same($$SELECT pz.h, (SELECT s.c FROM (SELECT po.s, count(*) AS c FROM po WHERE po.g = pz.h GROUP BY po.s ORDER BY c DESC, po.s LIMIT 1) s) FROM pz$$);

@@ -35,12 +35,14 @@ use pgrx::prelude::*;
 use vexec_core::agg::{
     Accumulator, AggError, AggResult, GroupTable, KeyKind, TextOrder, Transition, NO_GROUP,
 };
-use vexec_core::batch::{Column, PhysType, RowIdx, Values};
+use vexec_core::batch::{full_selection, Column, PhysType, RowIdx, Values, BATCH_CAPACITY};
 use vexec_core::spill::partition_of;
 
 use crate::exec::fmgr_agg::FmgrAgg;
 use crate::exec::input::ChildInput;
+use crate::exec::scan::VectorBatch;
 use crate::exec::spill::SpillFile;
+use crate::expr::compile::phys_of;
 use crate::pgutil::list_ptrs;
 use crate::shim::{self, guarded};
 
@@ -844,6 +846,144 @@ unsafe fn key_datum(g: &Grouping, k: usize, group: usize) -> Option<usize> {
     }
 }
 
+impl AggState {
+    /// Group `group`'s keys, then its aggregates' results (partial states
+    /// for a Partial), as Datums in the current memory context, each passed
+    /// to `put` with its scan tuple column.
+    unsafe fn group_values(&self, group: usize, mut put: impl FnMut(usize, Option<usize>)) {
+        unsafe {
+            let mut col = 0;
+            if let Some(g) = &self.grouping {
+                for k in 0..g.kinds.len() {
+                    put(col, key_datum(g, k, group));
+                    col += 1;
+                }
+            }
+            let mut state = Vec::new();
+            for ((item, acc), fmgr) in self.items.iter().zip(&self.accs).zip(&self.fmgr) {
+                let d = if let Some(f) = fmgr {
+                    f.result(group)
+                } else if self.split == AggSplit::Partial {
+                    acc.serialize(group, &mut state);
+                    Some(palloc_varlena(&state))
+                } else {
+                    result_datum(acc.result(group), item.result_type)
+                };
+                put(col, d);
+                col += 1;
+            }
+        }
+    }
+}
+
+/// The scan tuple column of each output column when a VecAgg can hand
+/// batches to a vector parent: no HAVING, every output a column of the
+/// scan tuple (keys and results), and not a Partial (its parent is a
+/// Gather). None otherwise.
+///
+/// # Safety
+/// `plan` is a VecAgg plan.
+pub unsafe fn batch_columns(plan: *const pg_sys::CustomScan) -> Option<Vec<usize>> {
+    unsafe {
+        if (*plan).methods == scan_methods(AggSplit::Partial) || !(*plan).scan.plan.qual.is_null() {
+            return None;
+        }
+        list_ptrs::<pg_sys::TargetEntry>((*plan).scan.plan.targetlist)
+            .map(|te| {
+                let e = (*te).expr as *mut pg_sys::Node;
+                if (*e).type_ != pg_sys::NodeTag::T_Var {
+                    return None;
+                }
+                let v = e as *mut pg_sys::Var;
+                ((*v).varno == pg_sys::INDEX_VAR && (*v).varattno > 0 && (*v).varlevelsup == 0)
+                    .then(|| (*v).varattno as usize - 1)
+            })
+            .collect()
+    }
+}
+
+/// The batch interface of VecAgg for vector parents (VecSort, VecHashJoin):
+/// up to a batch of groups, their keys and results as columns, or None at
+/// the end. By-reference values stay valid until the next batch is
+/// requested. A batch ends where a spilled partition ends: the next
+/// partition restarts the aggregates whose results it points into.
+///
+/// # Safety
+/// `node` is a VecAgg node that has begun, whose plan `batch_columns` accepts.
+pub unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+    unsafe {
+        let instr = (*node).ss.ps.instrument;
+        if !instr.is_null() {
+            pg_sys::InstrStartNode(instr);
+        }
+        let st = state(node);
+        let batch = st.next_batch(node);
+        if !instr.is_null() {
+            pg_sys::InstrStopNode(instr, batch.as_ref().map_or(0.0, |b| b.rows.len() as f64));
+        }
+        batch
+    }
+}
+
+impl AggState {
+    unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+        unsafe {
+            if self.emitted {
+                return None;
+            }
+            if !self.consumed {
+                self.consume();
+            }
+            let plan = (*node).ss.ps.plan as *const pg_sys::CustomScan;
+            let map = batch_columns(plan).expect("VecAgg gives batches only when batch_columns accepts it");
+            let mut columns: Vec<Column> = list_ptrs::<pg_sys::TargetEntry>((*plan).scan.plan.targetlist)
+                .map(|te| Column::new(phys_of(pg_sys::exprType((*te).expr.cast())).0, BATCH_CAPACITY))
+                .collect();
+            // The previous batch is consumed: its by-reference values go.
+            let per_batch = (*self.econtext).ecxt_per_tuple_memory;
+            pg_sys::MemoryContextReset(per_batch);
+            let old = pg_sys::MemoryContextSwitchTo(per_batch);
+            let mut values: Vec<Option<usize>> = Vec::new();
+            let mut n = 0;
+            while n < BATCH_CAPACITY {
+                let group = match &mut self.grouping {
+                    None => {
+                        self.emitted = true;
+                        0
+                    }
+                    Some(g) if g.next < g.table.len() => {
+                        g.next += 1;
+                        g.next - 1
+                    }
+                    Some(_) if n > 0 => break,
+                    Some(_) => {
+                        if self.next_partition() {
+                            continue;
+                        }
+                        self.emitted = true;
+                        break;
+                    }
+                };
+                values.clear();
+                self.group_values(group, |_, d| values.push(d));
+                for (col, &src) in columns.iter_mut().zip(&map) {
+                    match values[src] {
+                        Some(d) => col.values.set_datum(n, d),
+                        None => col.validity.set(n, false),
+                    }
+                }
+                n += 1;
+                if self.grouping.is_none() {
+                    break;
+                }
+            }
+            pg_sys::MemoryContextSwitchTo(old);
+            check_for_interrupts!();
+            (n > 0).then(|| VectorBatch { columns, rows: full_selection(n) })
+        }
+    }
+}
+
 #[pg_guard]
 unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
     unsafe {
@@ -884,29 +1024,10 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
             pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
             pg_sys::ExecClearTuple(slot);
             let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
-            let mut col = 0;
-            if let Some(g) = &st.grouping {
-                for k in 0..g.kinds.len() {
-                    let d = key_datum(g, k, group);
-                    *(*slot).tts_values.add(col) = pg_sys::Datum::from(d.unwrap_or(0));
-                    *(*slot).tts_isnull.add(col) = d.is_none();
-                    col += 1;
-                }
-            }
-            let mut state = Vec::new();
-            for ((item, acc), fmgr) in st.items.iter().zip(&st.accs).zip(&st.fmgr) {
-                let d = if let Some(f) = fmgr {
-                    f.result(group)
-                } else if st.split == AggSplit::Partial {
-                    acc.serialize(group, &mut state);
-                    Some(palloc_varlena(&state))
-                } else {
-                    result_datum(acc.result(group), item.result_type)
-                };
+            st.group_values(group, |col, d| {
                 *(*slot).tts_values.add(col) = pg_sys::Datum::from(d.unwrap_or(0));
                 *(*slot).tts_isnull.add(col) = d.is_none();
-                col += 1;
-            }
+            });
             pg_sys::MemoryContextSwitchTo(old);
             pg_sys::ExecStoreVirtualTuple(slot);
             (*econtext).ecxt_scantuple = slot;

@@ -1,7 +1,8 @@
 //! A child plan read as batches, for the vector nodes above other nodes
 //! (VecAgg, VecSort, VecHashJoin): a vector node that produces batches
-//! (VecScan, VecHashJoin) through its batch interface, any other plan
-//! through its slots, a batch of rows at a time.
+//! (VecScan, VecHashJoin, VecAgg without HAVING or computed outputs)
+//! through its batch interface, any other plan through its slots, a batch
+//! of rows at a time.
 
 use std::cell::Cell;
 
@@ -9,6 +10,7 @@ use crate::pgutil::list_ptrs;
 use pgrx::pg_sys;
 use vexec_core::batch::{Column, PhysType, RowIdx, Values, BATCH_CAPACITY};
 
+use crate::exec::agg::{self, AggSplit};
 use crate::exec::join;
 use crate::exec::scan::{self, VectorBatch};
 use crate::shim::{self, guarded};
@@ -23,8 +25,16 @@ pub unsafe fn gives_batches(plan: *const pg_sys::Plan) -> bool {
             return false;
         }
         let methods = (*(plan as *const pg_sys::CustomScan)).methods;
-        methods == scan::scan_methods() || methods == join::scan_methods()
+        methods == scan::scan_methods()
+            || methods == join::scan_methods()
+            || (is_agg(methods) && agg::batch_columns(plan as *const pg_sys::CustomScan).is_some())
     }
+}
+
+fn is_agg(methods: *const pg_sys::CustomScanMethods) -> bool {
+    [AggSplit::Serial, AggSplit::Partial, AggSplit::Finalize]
+        .into_iter()
+        .any(|s| methods == agg::scan_methods(s))
 }
 
 /// The next batch of a node for which `gives_batches` holds.
@@ -33,8 +43,11 @@ pub unsafe fn gives_batches(plan: *const pg_sys::Plan) -> bool {
 /// `node` has begun.
 pub unsafe fn vector_batch(node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
     unsafe {
-        if (*((*node).ss.ps.plan as *const pg_sys::CustomScan)).methods == join::scan_methods() {
+        let methods = (*((*node).ss.ps.plan as *const pg_sys::CustomScan)).methods;
+        if methods == join::scan_methods() {
             join::next_vector_batch(node)
+        } else if is_agg(methods) {
+            agg::next_vector_batch(node)
         } else {
             scan::next_vector_batch(node)
         }
@@ -48,8 +61,11 @@ pub unsafe fn vector_batch(node: *mut pg_sys::CustomScanState) -> Option<VectorB
 /// `node` has begun.
 pub unsafe fn request_scaled(node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
     unsafe {
-        if (*((*node).ss.ps.plan as *const pg_sys::CustomScan)).methods == join::scan_methods() {
+        let methods = (*((*node).ss.ps.plan as *const pg_sys::CustomScan)).methods;
+        if methods == join::scan_methods() {
             join::request_scaled(node, target)
+        } else if is_agg(methods) {
+            None // its numeric results are numerics
         } else {
             scan::request_scaled(node, target)
         }
