@@ -73,24 +73,15 @@ pub unsafe fn seq_scan(rel: *mut pg_sys::RelOptInfo, e: &ExprCosts, workers: i32
             * tuples
             + (e.kernel_target * KERNEL_FACTOR + e.fallback_target + cpu_tuple_cost * OUTPUT_FACTOR) * rows;
 
-        // PostgreSQL keeps a parallel scan's disk part whole (the
-        // participants share one device). A vector scan of cached pages is
-        // bound by the work per page (visibility, deforming), which they
-        // do share out: without dividing it, a serial vector scan always
-        // looked cheaper than its parallel form plus the Gather, and won
-        // against PostgreSQL's parallel plans it is slower than (ClickBench
-        // Q37 with 2 workers: 425 ms serial vector, 285 ms parallel row).
-        let mut vec_disk = disk;
         if workers > 0 {
             let d = parallel_divisor(workers);
             row_cpu /= d;
             vec_cpu /= d;
-            vec_disk /= d;
             rows = pg_sys::clamp_row_est(rows / d);
         }
         (
             Cost { startup: row_startup, total: row_startup + row_cpu + disk, rows },
-            Cost { startup: vec_startup, total: vec_startup + vec_cpu + vec_disk, rows },
+            Cost { startup: vec_startup, total: vec_startup + vec_cpu + disk, rows },
         )
     }
 }
