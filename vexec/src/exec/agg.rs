@@ -41,7 +41,7 @@ use vexec_core::spill::partition_of;
 use crate::exec::fmgr_agg::FmgrAgg;
 use crate::exec::input::ChildInput;
 use crate::exec::scan::VectorBatch;
-use crate::exec::spill::SpillFile;
+use crate::exec::spill::{fixed_lengths, SpillFile};
 use crate::expr::compile::phys_of;
 use crate::pgutil::list_ptrs;
 use crate::shim::{self, guarded};
@@ -123,6 +123,9 @@ pub struct AggState {
     src: ChildInput,
     econtext: *mut pg_sys::ExprContext,
     query_cxt: pg_sys::MemoryContext,
+    /// For a vector parent: per output column, its scan tuple column and
+    /// physical type (None when the node hands rows, see `batch_columns`).
+    batch_out: Option<(Vec<usize>, Vec<PhysType>)>,
     consumed: bool,
     emitted: bool,
     stats: Stats,
@@ -330,13 +333,10 @@ unsafe extern "C-unwind" fn begin(
                     false => PhysType::Bool,
                 })
                 .collect();
-            let fixed = list_ptrs::<pg_sys::TargetEntry>(child_tlist)
+            let fixed = fixed_lengths(&src.by_ref)
+                .into_iter()
                 .zip(&spill_values)
-                .map(|(te, &values)| {
-                    let t = pg_sys::exprType((*te).expr.cast());
-                    let len = pg_sys::get_typlen(t);
-                    (values && !pg_sys::get_typbyval(t) && len > 0).then_some(len as usize)
-                })
+                .map(|(len, &values)| len.filter(|_| values))
                 .collect();
             Grouping {
                 table: GroupTable::new(&kinds),
@@ -364,6 +364,12 @@ unsafe extern "C-unwind" fn begin(
             src,
             econtext: (*node).ss.ps.ps_ExprContext,
             query_cxt: (*estate).es_query_cxt,
+            batch_out: batch_columns(cscan).map(|map| {
+                let types = list_ptrs::<pg_sys::TargetEntry>((*cscan).scan.plan.targetlist)
+                    .map(|te| phys_of(pg_sys::exprType((*te).expr.cast())).0)
+                    .collect();
+                (map, types)
+            }),
             consumed: false,
             emitted: false,
             stats: Stats::default(),
@@ -847,6 +853,32 @@ unsafe fn key_datum(g: &Grouping, k: usize, group: usize) -> Option<usize> {
 }
 
 impl AggState {
+    /// The next group to return (the only one of a plain aggregate), None
+    /// at the end. At the end of a spilled partition: the next partition is
+    /// aggregated first when `next_partition`, else None (it restarts the
+    /// states the returned groups' by-reference results point into).
+    unsafe fn next_group(&mut self, next_partition: bool) -> Option<usize> {
+        loop {
+            match &mut self.grouping {
+                None => {
+                    self.emitted = true;
+                    return Some(0);
+                }
+                Some(g) if g.next < g.table.len() => {
+                    g.next += 1;
+                    return Some(g.next - 1);
+                }
+                Some(_) if !next_partition => return None,
+                Some(_) => {
+                    if !unsafe { self.next_partition() } {
+                        self.emitted = true;
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
     /// Group `group`'s keys, then its aggregates' results (partial states
     /// for a Partial), as Datums in the current memory context, each passed
     /// to `put` with its scan tuple column.
@@ -917,7 +949,7 @@ pub unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<Ve
             pg_sys::InstrStartNode(instr);
         }
         let st = state(node);
-        let batch = st.next_batch(node);
+        let batch = st.next_batch();
         if !instr.is_null() {
             pg_sys::InstrStopNode(instr, batch.as_ref().map_or(0.0, |b| b.rows.len() as f64));
         }
@@ -926,7 +958,7 @@ pub unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<Ve
 }
 
 impl AggState {
-    unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+    unsafe fn next_batch(&mut self) -> Option<VectorBatch> {
         unsafe {
             if self.emitted {
                 return None;
@@ -934,11 +966,10 @@ impl AggState {
             if !self.consumed {
                 self.consume();
             }
-            let plan = (*node).ss.ps.plan as *const pg_sys::CustomScan;
-            let map = batch_columns(plan).expect("VecAgg gives batches only when batch_columns accepts it");
-            let mut columns: Vec<Column> = list_ptrs::<pg_sys::TargetEntry>((*plan).scan.plan.targetlist)
-                .map(|te| Column::new(phys_of(pg_sys::exprType((*te).expr.cast())).0, BATCH_CAPACITY))
-                .collect();
+            // (A copy of a few integers: the loop below needs `self` mutably.)
+            let (map, types) =
+                self.batch_out.clone().expect("VecAgg gives batches only when batch_columns accepts it");
+            let mut columns: Vec<Column> = types.iter().map(|&t| Column::new(t, BATCH_CAPACITY)).collect();
             // The previous batch is consumed: its by-reference values go.
             let per_batch = (*self.econtext).ecxt_per_tuple_memory;
             pg_sys::MemoryContextReset(per_batch);
@@ -946,24 +977,8 @@ impl AggState {
             let mut values: Vec<Option<usize>> = Vec::new();
             let mut n = 0;
             while n < BATCH_CAPACITY {
-                let group = match &mut self.grouping {
-                    None => {
-                        self.emitted = true;
-                        0
-                    }
-                    Some(g) if g.next < g.table.len() => {
-                        g.next += 1;
-                        g.next - 1
-                    }
-                    Some(_) if n > 0 => break,
-                    Some(_) => {
-                        if self.next_partition() {
-                            continue;
-                        }
-                        self.emitted = true;
-                        break;
-                    }
-                };
+                // A batch ends where a spilled partition ends.
+                let Some(group) = self.next_group(n == 0) else { break };
                 values.clear();
                 self.group_values(group, |_, d| values.push(d));
                 for (col, &src) in columns.iter_mut().zip(&map) {
@@ -998,24 +1013,7 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
         let econtext = st.econtext;
         let slot = (*node).ss.ss_ScanTupleSlot;
         loop {
-            // The next group (the only one of a plain aggregate).
-            let group = match &mut st.grouping {
-                None => {
-                    st.emitted = true;
-                    0
-                }
-                Some(g) if g.next < g.table.len() => {
-                    g.next += 1;
-                    g.next - 1
-                }
-                Some(_) => {
-                    if st.next_partition() {
-                        continue;
-                    }
-                    st.emitted = true;
-                    return pg_sys::ExecClearTuple(result);
-                }
-            };
+            let Some(group) = st.next_group(true) else { return pg_sys::ExecClearTuple(result) };
             if group % 1024 == 0 {
                 check_for_interrupts!();
             }

@@ -97,6 +97,8 @@ impl JoinType {
 struct Side {
     src: ChildInput,
     keys: Vec<usize>,
+    /// The spill format's lengths of the fixed-length by-reference columns.
+    fixed: Vec<Option<usize>>,
 }
 
 /// The columns of a batch the join holds, and what owns their values.
@@ -284,7 +286,11 @@ unsafe extern "C-unwind" fn drop_state(arg: *mut c_void) {
 }
 
 unsafe fn side(plan: *mut pg_sys::Plan, estate: *mut pg_sys::EState, eflags: i32, keys: Vec<usize>) -> Side {
-    unsafe { Side { src: ChildInput::init(plan, estate, eflags), keys } }
+    unsafe {
+        let src = ChildInput::init(plan, estate, eflags);
+        let fixed = fixed_lengths(&src.by_ref);
+        Side { src, keys, fixed }
+    }
 }
 
 #[pg_guard]
@@ -543,10 +549,9 @@ impl JoinState {
                 parts[p].push(r);
             }
             let all: Vec<&Column> = columns.iter().collect();
-            let fixed = fixed_lengths(&s.src.by_ref);
             for (f, part) in files.iter_mut().zip(&parts) {
                 let before = f.bytes;
-                f.write(&all, &fixed, part, &mut self.scratch);
+                f.write(&all, &s.fixed, part, &mut self.scratch);
                 self.stats.spilled_rows += part.len() as u64;
                 self.stats.spilled_bytes += f.bytes - before;
             }
@@ -604,9 +609,7 @@ impl JoinState {
                 inner.rewind();
                 let mut buf = Vec::new();
                 let mut again: Option<Vec<SpillFile>> = None;
-                while let Some(mut b) =
-                    inner.read(&self.inner.src.types, &fixed_lengths(&self.inner.src.by_ref), &mut buf)
-                {
+                while let Some(mut b) = inner.read(&self.inner.src.types, &self.inner.fixed, &mut buf) {
                     let len = b.len;
                     if let Some(files) = again.as_mut() {
                         let rows = vexec_core::batch::full_selection(len);
@@ -635,11 +638,7 @@ impl JoinState {
                     Some(inner_files) => {
                         let mut outer_files: Vec<SpillFile> = (0..FANOUT).map(|_| self.new_file()).collect();
                         outer.rewind();
-                        while let Some(b) = outer.read(
-                            &self.outer.src.types,
-                            &fixed_lengths(&self.outer.src.by_ref),
-                            &mut buf,
-                        ) {
+                        while let Some(b) = outer.read(&self.outer.src.types, &self.outer.fixed, &mut buf) {
                             let rows = vexec_core::batch::full_selection(b.len);
                             self.write_partitioned(&mut outer_files, false, &b.columns, &rows, level + 1);
                         }
@@ -672,8 +671,7 @@ impl JoinState {
                     }
                     ProbeSource::File(f) => {
                         let mut buf = std::mem::take(&mut self.scratch);
-                        let b =
-                            f.read(&self.outer.src.types, &fixed_lengths(&self.outer.src.by_ref), &mut buf);
+                        let b = f.read(&self.outer.src.types, &self.outer.fixed, &mut buf);
                         self.scratch = buf;
                         let Some(mut b) = b else { return false };
                         let rows = vexec_core::batch::full_selection(b.len);

@@ -221,6 +221,31 @@ struct RowKeys<'c> {
     others: Vec<KeyRef<'c>>,
 }
 
+/// Whether the batch has one key column of integers (the common GROUP BY),
+/// which [`find`] compares in place.
+fn single_fixed(rk: &[RowKeys<'_>]) -> bool {
+    rk.len() == 1 && !rk[0].tags.contains(&NORM_OTHER)
+}
+
+/// The group with the key of row `i` of `rk` (hash `h`), if any.
+#[inline]
+fn find(
+    table: &HashTable<u32>,
+    t: &Stored<'_>,
+    h: u64,
+    rk: &[RowKeys<'_>],
+    i: usize,
+    single_fixed: bool,
+) -> Option<u32> {
+    let found = if single_fixed {
+        let (tag, val) = (rk[0].tags[i], rk[0].vals[i]);
+        table.find(h, |&g| t.norm_tags[0][g as usize] == tag && t.norm_vals[0][g as usize] == val)
+    } else {
+        table.find(h, |&g| has_key(t, g, rk, i))
+    };
+    found.copied()
+}
+
 /// Whether group `g` has the key of row `i` of `rk` (one per key column):
 /// PostgreSQL's equality.
 #[inline]
@@ -443,21 +468,12 @@ impl GroupTable {
         out.clear();
         let before = self.len();
         let GroupTable { kinds, keys, norm_vals, norm_tags, hashes: group_hashes, table, .. } = self;
-        let single_fixed = norms.len() == 1 && !norms[0].tags.contains(&NORM_OTHER);
+        let single_fixed = single_fixed(&norms);
         for (i, (&r, &h)) in rows.iter().zip(&hashes).enumerate() {
             let r = r as usize;
             let stored = Stored { kinds, keys, norm_vals, norm_tags };
-            // One integer-like key (the common GROUP BY): compare in place.
-            let found = if single_fixed {
-                let (tag, val) = (norms[0].tags[i], norms[0].vals[i]);
-                table.find(h, |&g| {
-                    stored.norm_tags[0][g as usize] == tag && stored.norm_vals[0][g as usize] == val
-                })
-            } else {
-                table.find(h, |&g| has_key(&stored, g, &norms, i))
-            };
-            let g = match found {
-                Some(&g) => g,
+            let g = match find(table, &stored, h, &norms, i, single_fixed) {
+                Some(g) => g,
                 None => {
                     let g = group_hashes.len() as u32;
                     for (c, ((k, store), col)) in kinds.iter().zip(keys.iter_mut()).zip(cols).enumerate() {
@@ -493,23 +509,15 @@ impl GroupTable {
         let norms = unsafe { self.row_keys(cols, rows) };
         self.hash_keys(&norms, rows.len(), hashes);
         groups.clear();
-        let single_fixed = norms.len() == 1 && !norms[0].tags.contains(&NORM_OTHER);
+        let single_fixed = single_fixed(&norms);
+        let stored = Stored {
+            kinds: &self.kinds,
+            keys: &self.keys,
+            norm_vals: &self.norm_vals,
+            norm_tags: &self.norm_tags,
+        };
         for (i, &h) in hashes.iter().enumerate() {
-            let stored = Stored {
-                kinds: &self.kinds,
-                keys: &self.keys,
-                norm_vals: &self.norm_vals,
-                norm_tags: &self.norm_tags,
-            };
-            let found = if single_fixed {
-                let (tag, val) = (norms[0].tags[i], norms[0].vals[i]);
-                self.table.find(h, |&g| {
-                    stored.norm_tags[0][g as usize] == tag && stored.norm_vals[0][g as usize] == val
-                })
-            } else {
-                self.table.find(h, |&g| has_key(&stored, g, &norms, i))
-            };
-            groups.push(found.copied().unwrap_or(NO_GROUP));
+            groups.push(find(&self.table, &stored, h, &norms, i, single_fixed).unwrap_or(NO_GROUP));
         }
     }
 
