@@ -189,5 +189,42 @@ SELECT agg_same($$SELECT min(t), max(t), min(t COLLATE "C"), max(t COLLATE "C") 
 INSERT INTO vci VALUES ('B'), ('a');
 SELECT agg_same($$SELECT min(t), max(t), min(t::text COLLATE "en_US"), count(*) FROM vci$$);
 SELECT agg_same($$SELECT 1 AS one, count(*) FROM va WHERE id < 0 GROUP BY one$$);
-DROP TABLE vk, vbig, vuu, vpk, vci, vn;
+
+-- Keys under a nondeterministic collation (case-blind here): grouped by
+-- the collation's equality through their sort keys, each group showing the
+-- first value met, as HashAggregate shows it (enable_sort = off keeps mode
+-- off on HashAggregate, so that both show the same value).
+CREATE TABLE vnd (id int, t text COLLATE vexec_ci, v varchar(20) COLLATE vexec_ci, n int);
+INSERT INTO vnd SELECT g,
+  CASE WHEN g % 13 = 0 THEN NULL
+       ELSE (ARRAY['Foo', 'foo', 'FOO', 'bar', 'Bär', 'BAR', 'bär', ''])[1 + g % 8] || (g % 3)::text END,
+  (ARRAY['x', 'X', 'y'])[1 + g % 3], g % 4
+FROM generate_series(1, 3000) g;
+SET enable_sort = off;
+SELECT agg_same($$SELECT t, count(*), sum(n) FROM vnd GROUP BY t$$);
+SELECT agg_same($$SELECT v, t, n, count(*) FROM vnd GROUP BY v, t, n$$);
+SELECT agg_same($$SELECT t, count(*) FROM vnd WHERE id > 1500 GROUP BY t$$);
+SELECT agg_same($$SELECT upper(t), count(DISTINCT v) FROM vnd GROUP BY t$$);
+RESET enable_sort;
+SELECT agg_same($$SELECT count(DISTINCT t), count(DISTINCT v), count(DISTINCT t COLLATE "C") FROM vnd$$);
+SELECT agg_same($$SELECT n, count(DISTINCT t) FROM vnd GROUP BY n$$);
+SELECT agg_same($$SELECT lower(t), count(*) FROM vnd GROUP BY t HAVING count(*) > 300$$);
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF) SELECT t, count(*) FROM vnd GROUP BY t;
+SELECT t, count(*) FROM vnd WHERE id BETWEEN 1 AND 24 GROUP BY t ORDER BY 2, 1;
+-- Past work_mem: 20,000 groups of case variants spill and come back whole.
+-- Rows g, g + 20000 and g + 40000 share a key, upper case first (lower
+-- first for the key of 0, first met at g = 20000).
+CREATE TABLE vndbig AS
+  SELECT CASE WHEN (g / 20000) % 2 = 0 THEN upper(md5((g % 20000)::text)) ELSE md5((g % 20000)::text) END COLLATE vexec_ci AS k, g
+  FROM generate_series(1, 60000) g;
+ANALYZE vndbig;
+SET work_mem = '64kB';
+SELECT vecagg_spilled($$SELECT k, count(*) FROM vndbig GROUP BY k$$);
+SELECT upper(k) = k COLLATE "C" AS first_is_upper, count(*) AS groups, sum(c) AS rows, min(c), max(c)
+FROM (SELECT k, count(*) AS c FROM vndbig GROUP BY k) s GROUP BY 1 ORDER BY 1;
+RESET work_mem;
+RESET vexec.mode;
+SELECT agg_same($$SELECT count(*) FROM (SELECT k FROM vndbig GROUP BY k) s$$);
+DROP TABLE vk, vbig, vuu, vpk, vci, vn, vnd, vndbig;
 DROP COLLATION vexec_ci;

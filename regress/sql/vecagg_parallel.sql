@@ -82,6 +82,11 @@ SELECT par_same($$SELECT count(*), sum(n), min(t), avg(id) FROM vp WHERE id < 0$
 -- Errors: int8 sum past its range widens to numeric; an error in an argument.
 SELECT par_same($$SELECT sum(b), avg(b) FROM vp$$);
 SELECT par_same($$SELECT k, sum(100 / (id % 5000)) FROM vp GROUP BY k$$);
+-- A key under a nondeterministic collation ('W1' and 'w1' one group),
+-- regrouped by the Finalize through its sort keys.
+CREATE COLLATION vp_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+SELECT par_same($$SELECT upper(x), count(*), sum(id) FROM (SELECT (CASE WHEN id % 2 = 0 THEN upper(t) ELSE t END) COLLATE vp_ci AS x, id FROM vp) s GROUP BY x$$);
+DROP COLLATION vp_ci;
 -- Both halves spill at 64kB: many groups in each participant and in the finalize.
 SET work_mem = '64kB';
 SET vexec.mode = force;

@@ -191,7 +191,31 @@ ANALYZE jbu;
 SELECT join_spilled($$SELECT a.id, b.iv FROM jbu a JOIN jbu b ON a.u = b.u$$);
 SELECT join_same($$SELECT a.id, b.id, a.iv, b.u FROM jbu a JOIN jbu b ON a.u = b.u$$);
 SELECT join_same($$SELECT a.id, b.iv, b.u FROM jbig a FULL JOIN jbu b ON a.k = b.id AND a.v <> b.iv::text$$);
+-- text keys under a nondeterministic collation, partitioned: case variants
+-- of one md5 match each other through their sort keys.
+CREATE COLLATION vj_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+CREATE TABLE jnd AS SELECT g AS id,
+  (CASE WHEN g % 2 = 0 THEN upper(md5((g % 6000)::text)) ELSE md5((g % 6000)::text) END) COLLATE vj_ci AS t
+  FROM generate_series(1, 20000) g;
+ANALYZE jnd;
+SELECT join_spilled($$SELECT a.id, b.id FROM jnd a JOIN jnd b ON a.t = b.t$$);
+SELECT join_same($$SELECT a.id, b.id, a.t, b.t FROM jnd a JOIN jnd b ON a.t = b.t$$);
+SELECT join_same($$SELECT a.id, b.id FROM jnd a FULL JOIN jbig b ON a.t = b.v AND a.id = b.id$$);
 RESET work_mem;
+-- In memory: 'u1' = 'U1' under the collation; NULLs never match.
+CREATE TABLE jlo AS SELECT id, k, lower(u) AS u FROM jo;
+ANALYZE jlo;
+SELECT join_same($$SELECT jlo.id, ji.id, jlo.u, ji.u FROM jlo JOIN ji ON jlo.u = ji.u COLLATE vj_ci WHERE ji.id < 500$$);
+SELECT join_same($$SELECT jlo.id, ji.id FROM jlo FULL JOIN ji ON jlo.u COLLATE vj_ci = ji.u AND jlo.k = ji.k$$);
+SELECT join_same($$SELECT jlo.id FROM jlo WHERE EXISTS (SELECT FROM ji WHERE ji.u = jlo.u COLLATE vj_ci)$$);
+SELECT join_same($$SELECT jlo.id FROM jlo WHERE NOT EXISTS (SELECT FROM ji WHERE ji.u = jlo.u COLLATE vj_ci)$$);
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM jlo JOIN ji ON jlo.u = ji.u COLLATE vj_ci;
+SELECT count(*) FILTER (WHERE jlo.u = ji.u COLLATE "C") AS same_bytes, count(*) AS matched
+FROM jlo JOIN ji ON jlo.u = ji.u COLLATE vj_ci;
+RESET vexec.mode;
+DROP TABLE jnd, jlo;
+DROP COLLATION vj_ci;
 
 -- Rescans: under a correlated subquery (parameters change) and under a
 -- nested loop without materialization (they do not).

@@ -33,11 +33,12 @@ use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::agg::{
-    Accumulator, AggError, AggResult, GroupTable, KeyKind, TextOrder, Transition, NO_GROUP,
+    table_layout, Accumulator, AggError, AggResult, GroupTable, KeyKind, TextOrder, Transition, NO_GROUP,
 };
 use vexec_core::batch::{full_selection, Column, PhysType, RowIdx, Values, BATCH_CAPACITY};
 use vexec_core::spill::partition_of;
 
+use crate::exec::collate::{self, SortKeys};
 use crate::exec::fmgr_agg::FmgrAgg;
 use crate::exec::input::ChildInput;
 use crate::exec::scan::VectorBatch;
@@ -70,6 +71,10 @@ struct AggItem {
     collation: Option<pg_sys::Oid>,
 }
 
+/// The sort keys of count(DISTINCT x) arguments under a nondeterministic
+/// collation (None for the other aggregates).
+type DistinctSortKeys = Vec<Option<SortKeys>>;
+
 #[derive(Default)]
 struct Stats {
     batches: u64,
@@ -85,6 +90,12 @@ struct Stats {
 struct Grouping {
     /// One per key; key `k` is child column `k`.
     kinds: Vec<KeyKind>,
+    /// The table's columns (`table_layout`): the compared keys, then the
+    /// values of `Collated` keys; and per key, the table column of its value.
+    table_kinds: Vec<KeyKind>,
+    key_output: Vec<usize>,
+    /// Per key, the sort keys of a `Collated` one.
+    sort_keys: Vec<Option<SortKeys>>,
     table: GroupTable,
     /// Bytes the table and accumulators may hold (hash_mem).
     budget: usize,
@@ -117,6 +128,7 @@ pub struct AggState {
     accs: Vec<Accumulator>,
     /// The states of the aggregates run through fmgr (None for the others).
     fmgr: Vec<Option<FmgrAgg>>,
+    distinct_sort_keys: DistinctSortKeys,
     grouping: Option<Grouping>,
     /// The child: batches of a VecScan or VecHashJoin, or the rows of a
     /// Gather (Finalize).
@@ -338,8 +350,14 @@ unsafe extern "C-unwind" fn begin(
                 .zip(&spill_values)
                 .map(|(len, &values)| len.filter(|_| values))
                 .collect();
+            let (table_kinds, key_output) = table_layout(&kinds);
+            let collations = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
+                .map(|te| pg_sys::exprCollation((*te).expr.cast()));
             Grouping {
-                table: GroupTable::new(&kinds),
+                table: GroupTable::new(&table_kinds),
+                sort_keys: collate::for_kinds(&kinds, collations),
+                table_kinds,
+                key_output,
                 kinds,
                 budget: pg_sys::get_hash_memory_limit(),
                 frozen: false,
@@ -355,11 +373,20 @@ unsafe extern "C-unwind" fn begin(
             }
         });
         let accs = new_accumulators(&items, grouping.is_none());
+        let distinct_sort_keys = items
+            .iter()
+            .zip(&aggrefs)
+            .map(|(it, &a)| {
+                (it.transition == Transition::CountDistinct(KeyKind::Collated))
+                    .then(|| SortKeys::new((*a).inputcollid))
+            })
+            .collect();
         let st = Box::new(AggState {
             split,
             items,
             accs,
             fmgr,
+            distinct_sort_keys,
             grouping,
             src,
             econtext: (*node).ss.ps.ps_ExprContext,
@@ -383,7 +410,7 @@ unsafe extern "C-unwind" fn begin(
 impl Grouping {
     /// An empty table for the input at recursion `level` (0: the child).
     fn restart(&mut self, level: u32) {
-        self.table = GroupTable::new(&self.kinds);
+        self.table = GroupTable::new(&self.table_kinds);
         self.frozen = false;
         self.level = level;
         self.next = 0;
@@ -480,7 +507,19 @@ impl AggState {
                     rows.into()
                 }
                 Some(g) => {
-                    let keys: Vec<&Column> = columns[..g.kinds.len()].iter().collect();
+                    // Collated keys as their sort keys, and their values at the end.
+                    let sort_keys: Vec<Option<Column>> = g
+                        .sort_keys
+                        .iter_mut()
+                        .zip(columns)
+                        .map(|(s, c)| s.as_mut().map(|s| s.column(c, rows)))
+                        .collect();
+                    let keys: Vec<&Column> = sort_keys
+                        .iter()
+                        .zip(columns)
+                        .map(|(s, c)| s.as_ref().unwrap_or(c))
+                        .chain(sort_keys.iter().zip(columns).filter(|(s, _)| s.is_some()).map(|(_, c)| c))
+                        .collect();
                     if !g.frozen {
                         let created = g.table.assign(&keys, rows, groups);
                         if created > 0 {
@@ -551,8 +590,17 @@ impl AggState {
                 }
             };
             let (mut f_groups, mut f_rows) = (Vec::new(), Vec::new());
-            for ((item, acc), fmgr) in self.items.iter().zip(self.accs.iter_mut()).zip(self.fmgr.iter_mut()) {
-                let arg = item.arg().map(|i| &columns[i]);
+            // count(DISTINCT x) under a nondeterministic collation counts sort keys.
+            let distinct_args: Vec<Option<Column>> = self
+                .distinct_sort_keys
+                .iter_mut()
+                .zip(&self.items)
+                .map(|(s, it)| s.as_mut().map(|s| s.column(&columns[it.arg().expect("an argument")], &rows)))
+                .collect();
+            for (((item, acc), fmgr), distinct_arg) in
+                self.items.iter().zip(self.accs.iter_mut()).zip(self.fmgr.iter_mut()).zip(&distinct_args)
+            {
+                let arg = distinct_arg.as_ref().or(item.arg().map(|i| &columns[i]));
                 let (groups, rows) = match item.filter {
                     None => (&groups[..], &rows[..]),
                     Some(f) => {
@@ -611,6 +659,7 @@ impl AggState {
     unsafe fn check_memory(&mut self) {
         let Some(g) = &mut self.grouping else { return };
         let used = g.table.bytes_used()
+            + g.sort_keys.iter().flatten().map(SortKeys::bytes_used).sum::<usize>()
             + self.accs.iter().map(Accumulator::bytes_used).sum::<usize>()
             + self.fmgr.iter().flatten().map(FmgrAgg::bytes_used).sum::<usize>();
         self.stats.peak_memory = self.stats.peak_memory.max(used);
@@ -751,7 +800,9 @@ fn reads_arg_bytes(t: Transition) -> bool {
     matches!(
         t,
         Transition::MinMaxBytes { .. }
-            | Transition::CountDistinct(KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric)
+            | Transition::CountDistinct(
+                KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Collated
+            )
             | Transition::SumNumeric
             | Transition::AvgNumeric
             | Transition::MinMaxNumeric { .. }
@@ -834,10 +885,12 @@ unsafe fn result_datum(r: AggResult<'_>, result_type: pg_sys::Oid) -> Option<usi
 /// The Datum of group `g`'s key `k` (None for NULL), in the current memory context.
 unsafe fn key_datum(g: &Grouping, k: usize, group: usize) -> Option<usize> {
     unsafe {
+        let t = g.key_output[k];
         match g.kinds[k] {
-            KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric => {
-                g.table.bytes_key(k, group).map(|b| palloc_varlena(b))
+            KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Collated => {
+                g.table.bytes_key(t, group).map(|b| palloc_varlena(b))
             }
+            KeyKind::Carried => unreachable!("a plan's keys are never Carried"),
             KeyKind::Uuid => g.table.bytes_key(k, group).map(|b| {
                 let p = pg_sys::palloc(b.len()) as *mut u8;
                 std::ptr::copy_nonoverlapping(b.as_ptr(), p, b.len());

@@ -26,6 +26,7 @@
 //! query's memory context (ERROR, cancel); temporary files belong to the
 //! resource owner. Interrupts are checked per batch.
 
+use std::borrow::Cow;
 use std::ffi::c_void;
 use std::ptr;
 
@@ -36,6 +37,7 @@ use vexec_core::agg::{GroupTable, KeyKind, NO_GROUP};
 use vexec_core::batch::{Column, RowIdx, Values, BATCH_CAPACITY};
 use vexec_core::spill::{partition_of, SpilledBatch};
 
+use crate::exec::collate::{self, SortKeys};
 use crate::exec::input::{rows_context, ChildInput};
 use crate::exec::project::Projection;
 use crate::exec::scan::VectorBatch;
@@ -97,6 +99,9 @@ impl JoinType {
 struct Side {
     src: ChildInput,
     keys: Vec<usize>,
+    /// Per key, the sort keys of a `Collated` one (text under a
+    /// nondeterministic collation), which the table compares instead.
+    sort_keys: Vec<Option<SortKeys>>,
     /// The spill format's lengths of the fixed-length by-reference columns.
     fixed: Vec<Option<usize>>,
 }
@@ -285,11 +290,35 @@ unsafe extern "C-unwind" fn drop_state(arg: *mut c_void) {
     }
 }
 
-unsafe fn side(plan: *mut pg_sys::Plan, estate: *mut pg_sys::EState, eflags: i32, keys: Vec<usize>) -> Side {
+unsafe fn side(
+    plan: *mut pg_sys::Plan,
+    estate: *mut pg_sys::EState,
+    eflags: i32,
+    keys: Vec<usize>,
+    sort_keys: Vec<Option<SortKeys>>,
+) -> Side {
     unsafe {
         let src = ChildInput::init(plan, estate, eflags);
         let fixed = fixed_lengths(&src.by_ref);
-        Side { src, keys, fixed }
+        Side { src, keys, sort_keys, fixed }
+    }
+}
+
+impl Side {
+    /// This side's key columns of `columns` for rows `rows` as the group
+    /// table compares them (`Collated` keys as their sort keys).
+    ///
+    /// # Safety
+    /// The keys' varlenas among `rows` are plain.
+    unsafe fn key_columns<'a>(&mut self, columns: &'a [Column], rows: &[RowIdx]) -> Vec<Cow<'a, Column>> {
+        self.keys
+            .iter()
+            .zip(self.sort_keys.iter_mut())
+            .map(|(&k, s)| match s {
+                Some(s) => Cow::Owned(unsafe { s.column(&columns[k], rows) }),
+                None => Cow::Borrowed(&columns[k]),
+            })
+            .collect()
     }
 }
 
@@ -303,7 +332,7 @@ unsafe extern "C-unwind" fn begin(
         let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
         let plans: Vec<*mut pg_sys::Plan> = list_ptrs((*cscan).custom_plans).collect();
         // custom_private: [id, join type, outer columns, number of keys, then
-        // per key: outer column, inner column, key kind].
+        // per key: outer column, inner column, key kind, collation].
         let p: Vec<i32> = list_ptrs::<pg_sys::Integer>((*cscan).custom_private).map(|i| (*i).ival).collect();
         let jointype = JoinType::from_pg(p[1] as pg_sys::JoinType::Type);
         let nouter = p[2] as usize;
@@ -311,15 +340,20 @@ unsafe extern "C-unwind" fn begin(
         let mut okeys = Vec::new();
         let mut ikeys = Vec::new();
         let mut kinds = Vec::new();
+        let mut collations = Vec::new();
         for k in 0..nkeys {
-            okeys.push(p[4 + 3 * k] as usize);
-            ikeys.push(p[5 + 3 * k] as usize);
-            kinds.push(KeyKind::from_code(p[6 + 3 * k]).expect("a known key kind"));
+            okeys.push(p[4 + 4 * k] as usize);
+            ikeys.push(p[5 + 4 * k] as usize);
+            kinds.push(KeyKind::from_code(p[6 + 4 * k]).expect("a known key kind"));
+            collations.push(pg_sys::Oid::from(p[7 + 4 * k] as u32));
         }
         let child_flags =
             eflags & !(pg_sys::EXEC_FLAG_REWIND | pg_sys::EXEC_FLAG_BACKWARD | pg_sys::EXEC_FLAG_MARK) as i32;
-        let outer = side(plans[0], estate, child_flags, okeys);
-        let inner = side(plans[1], estate, child_flags, ikeys);
+        let outer =
+            side(plans[0], estate, child_flags, okeys, collate::for_kinds(&kinds, collations.clone()));
+        let inner = side(plans[1], estate, child_flags, ikeys, collate::for_kinds(&kinds, collations));
+        // (The table compares a Collated key's sort keys as bytes.)
+        let kinds: Vec<KeyKind> = kinds.iter().map(|k| k.compared()).collect();
         (*node).custom_ps =
             pg_sys::lappend(pg_sys::lappend(ptr::null_mut(), outer.src.child.cast()), inner.src.child.cast());
         let joinqual = pg_sys::ExecInitQual((*cscan).custom_exprs, node.cast());
@@ -402,10 +436,6 @@ fn columns_bytes(columns: &[Column]) -> usize {
 }
 
 impl JoinState {
-    fn key_cols<'a>(&self, s: &Side, columns: &'a [Column]) -> Vec<&'a Column> {
-        s.keys.iter().map(|&k| &columns[k]).collect()
-    }
-
     /// Add a batch of inner rows (plain values, held by `held`) to the table.
     unsafe fn insert(&mut self, held: Held, len: usize) {
         unsafe {
@@ -413,7 +443,8 @@ impl JoinState {
             let rows = vexec_core::batch::full_selection(len);
             let keyed = keyed_rows(&held.columns, &self.inner.keys, &rows);
             let mut groups = Vec::new();
-            let cols: Vec<&Column> = self.inner.keys.iter().map(|&k| &held.columns[k]).collect();
+            let keys = self.inner.key_columns(&held.columns, &keyed);
+            let cols: Vec<&Column> = keys.iter().map(|c| c.as_ref()).collect();
             self.table.groups.assign(&cols, &keyed, &mut groups);
             self.table.heads.resize(self.table.groups.len(), NONE);
             let base = (b << ROW_BITS) as usize;
@@ -538,8 +569,9 @@ impl JoinState {
         level: u32,
     ) {
         unsafe {
-            let s = if inner { &self.inner } else { &self.outer };
-            let cols: Vec<&Column> = s.keys.iter().map(|&k| &columns[k]).collect();
+            let s = if inner { &mut self.inner } else { &mut self.outer };
+            let keys = s.key_columns(columns, rows);
+            let cols: Vec<&Column> = keys.iter().map(|c| c.as_ref()).collect();
             let mut hashes = Vec::new();
             self.table.groups.hash_rows(&cols, rows, &mut hashes);
             let mut parts: Vec<Vec<RowIdx>> = vec![Vec::new(); FANOUT];
@@ -689,7 +721,8 @@ impl JoinState {
                 let keyed = keyed_rows(&held.columns, &self.outer.keys, &rows);
                 let mut groups = Vec::new();
                 let mut hashes = Vec::new();
-                let cols = self.key_cols(&self.outer, &held.columns);
+                let keys = self.outer.key_columns(&held.columns, &keyed);
+                let cols: Vec<&Column> = keys.iter().map(|c| c.as_ref()).collect();
                 self.table.groups.lookup(&cols, &keyed, &mut groups, &mut hashes);
                 // Per live row, the head of its key's chain.
                 let mut heads = vec![NONE; rows.len()];

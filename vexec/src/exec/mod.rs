@@ -1,6 +1,7 @@
 //! The vector executor nodes (CustomScan executors).
 
 pub mod agg;
+pub(crate) mod collate;
 pub mod fmgr_agg;
 pub mod input;
 pub mod join;

@@ -364,6 +364,10 @@ pub(crate) fn key_kind(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<KeyKin
         FLOAT4OID => Ok(KeyKind::Float4),
         FLOAT8OID => Ok(KeyKind::Float8),
         BYTEAOID => Ok(KeyKind::Bytes),
+        // Under a nondeterministic collation: compared by sort key.
+        TEXTOID | VARCHAROID if collid != pg_sys::InvalidOid => {
+            Ok(if deterministic().is_ok() { KeyKind::Bytes } else { KeyKind::Collated })
+        }
         TEXTOID | VARCHAROID => deterministic().map(|_| KeyKind::Bytes),
         BPCHAROID => deterministic().map(|_| KeyKind::Bpchar),
         pg_sys::NUMERICOID => Ok(KeyKind::Numeric),

@@ -739,10 +739,12 @@ unsafe extern "C-unwind" fn plan_custom_path(
         push(jointype as i32);
         push((*(*outer_plan).targetlist).length);
         push(okeys.len() as i32);
-        for ((&o, &i), &k) in okeys.iter().zip(&ikeys).zip(&kinds) {
+        for (((&o, &i), &k), &rinfo) in okeys.iter().zip(&ikeys).zip(&kinds).zip(&hash_rinfos) {
             push(column_of(outer_plan, o));
             push(column_of(inner_plan, i));
             push(k);
+            // The clause's collation (a Collated key's sort keys follow it).
+            push(u32::from((*((*rinfo).clause as *mut pg_sys::OpExpr)).inputcollid) as i32);
         }
         let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
         (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;

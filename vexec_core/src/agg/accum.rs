@@ -417,7 +417,11 @@ impl Accumulator {
                 seen: hashbrown::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(0x6469_7374)),
             },
             Transition::CountDistinct(kind) => {
-                State::Distinct { counts: vec![], seen: Box::new(GroupTable::new(&[KeyKind::Int, kind])) }
+                // (A Collated argument comes as its sort keys.)
+                State::Distinct {
+                    counts: vec![],
+                    seen: Box::new(GroupTable::new(&[KeyKind::Int, kind.compared()])),
+                }
             }
             Transition::SumInt => State::IntSum { sums: vec![], counts: vec![] },
             Transition::SumBigInt | Transition::AvgInt => State::WideSum { sums: vec![], counts: vec![] },
@@ -1281,7 +1285,7 @@ mod tests {
                 assert!(seen.insert(t.code()));
             }
         }
-        assert_eq!(seen.len(), 7 + 2 + 8 + 5 + 7 + 2);
+        assert_eq!(seen.len(), 7 + 2 + 8 + 5 + 9 + 2);
         // Every key kind's count(DISTINCT) comes back from its code.
         for k in (0..).map_while(KeyKind::from_code) {
             let t = Transition::CountDistinct(k);

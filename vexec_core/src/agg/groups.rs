@@ -19,9 +19,13 @@
 //!
 //! - uuid: its 16 bytes.
 //!
+//! - text under a nondeterministic collation ([`KeyKind::Collated`]): its
+//!   sort key (what the collation's hash and equality agree on), which only
+//!   the host can compute. The table never holds a `Collated` column: the
+//!   host gives it the sort keys as a `Bytes` column and, for output, the
+//!   value itself as a [`KeyKind::Carried`] column ([`table_layout`]).
+//!
 //! NULL keys group together (SQL's GROUP BY treats NULLs as not distinct).
-//! Nondeterministic collations are not offered: the host refuses or falls
-//! back for them.
 
 use foldhash::fast::FixedState;
 use hashbrown::HashTable;
@@ -45,6 +49,14 @@ pub enum KeyKind {
     /// uuid: its 16 bytes (a pointer to them, not a varlena), compared as
     /// uuid_eq does (memcmp).
     Uuid,
+    /// text/varchar under a nondeterministic collation, equal when their
+    /// sort keys are (texteq and hashtext agree with them). For plans: the
+    /// table sees the sort key (`Bytes`) and the value (`Carried`).
+    Collated,
+    /// A varlena stored with its group and never compared: the group's
+    /// first value (of a `Collated` key, whose sort key is compared in
+    /// another column).
+    Carried,
 }
 
 impl KeyKind {
@@ -58,12 +70,14 @@ impl KeyKind {
             KeyKind::Bpchar => 4,
             KeyKind::Numeric => 5,
             KeyKind::Uuid => 6,
+            KeyKind::Collated => 7,
+            KeyKind::Carried => 8,
         }
     }
 
     /// The inverse of [`KeyKind::code`].
     pub fn from_code(code: i32) -> Option<KeyKind> {
-        const KINDS: [KeyKind; 7] = [
+        const KINDS: [KeyKind; 9] = [
             KeyKind::Int,
             KeyKind::Float4,
             KeyKind::Float8,
@@ -71,9 +85,50 @@ impl KeyKind {
             KeyKind::Bpchar,
             KeyKind::Numeric,
             KeyKind::Uuid,
+            KeyKind::Collated,
+            KeyKind::Carried,
         ];
         KINDS.get(usize::try_from(code).ok()?).copied()
     }
+
+    /// The kind the group table compares for a key of this kind: a
+    /// `Collated` key's sort key is compared as bytes.
+    pub fn compared(self) -> KeyKind {
+        match self {
+            KeyKind::Collated => KeyKind::Bytes,
+            k => k,
+        }
+    }
+
+    /// Whether the table stores keys of this kind as bytes.
+    fn stores_bytes(self) -> bool {
+        matches!(
+            self,
+            KeyKind::Bytes
+                | KeyKind::Bpchar
+                | KeyKind::Numeric
+                | KeyKind::Uuid
+                | KeyKind::Collated
+                | KeyKind::Carried
+        )
+    }
+}
+
+/// The columns of a group table for the keys `kinds` of a plan: each key's
+/// compared kind, then a `Carried` column per `Collated` key (the value its
+/// group outputs). Also, per key, the table column holding its output value.
+pub fn table_layout(kinds: &[KeyKind]) -> (Vec<KeyKind>, Vec<usize>) {
+    let mut table: Vec<KeyKind> = kinds.iter().map(|k| k.compared()).collect();
+    let mut output = Vec::with_capacity(kinds.len());
+    for (k, &kind) in kinds.iter().enumerate() {
+        if kind == KeyKind::Collated {
+            output.push(table.len());
+            table.push(KeyKind::Carried);
+        } else {
+            output.push(k);
+        }
+    }
+    (table, output)
 }
 
 /// The length of a uuid.
@@ -142,7 +197,7 @@ unsafe fn key_of<'a>(kind: KeyKind, col: &'a Column, i: usize) -> KeyRef<'a> {
     match (kind, &col.values) {
         (KeyKind::Float4, Values::F32(v)) => KeyRef::Fixed((v[i] as f64).to_bits() as i64),
         (KeyKind::Float8, Values::F64(v)) => KeyRef::Fixed(v[i].to_bits() as i64),
-        (KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric, Values::Datum(v)) => {
+        (KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Carried, Values::Datum(v)) => {
             KeyRef::Bytes(unsafe { varlena::bytes(v[i] as *const u8) })
         }
         (KeyKind::Uuid, Values::Datum(v)) => {
@@ -318,11 +373,13 @@ impl GroupTable {
     pub fn new(kinds: &[KeyKind]) -> GroupTable {
         let keys = kinds
             .iter()
-            .map(|k| match k {
-                KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Uuid => {
+            .map(|k| {
+                assert!(*k != KeyKind::Collated, "the host gives a Collated key's sort key as Bytes");
+                if k.stores_bytes() {
                     KeyStore::Bytes { data: vec![], ends: vec![], nulls: vec![] }
+                } else {
+                    KeyStore::Fixed { values: vec![], nulls: vec![] }
                 }
-                _ => KeyStore::Fixed { values: vec![], nulls: vec![] },
             })
             .collect();
         GroupTable {
@@ -390,6 +447,11 @@ impl GroupTable {
                     };
                 }
                 match (kind, &col.values) {
+                    // Never compared: every row matches every group here.
+                    (KeyKind::Carried, _) => {
+                        tags.resize(n, NORM_NULL);
+                        vals.resize(n, 0);
+                    }
                     (KeyKind::Int, Values::I32(v)) => ints!(v),
                     (KeyKind::Int, Values::I64(v)) => ints!(v),
                     (KeyKind::Int, Values::I16(v)) => ints!(v),
@@ -410,10 +472,7 @@ impl GroupTable {
                         }
                     }
                     _ => {
-                        let byte_kind = matches!(
-                            kind,
-                            KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Uuid
-                        );
+                        let byte_kind = kind.stores_bytes();
                         if byte_kind {
                             others.reserve(n);
                         }
@@ -436,7 +495,7 @@ impl GroupTable {
     fn hash_keys(&self, rk: &[RowKeys<'_>], n: usize, out: &mut Vec<u64>) {
         out.clear();
         out.resize(n, 0x9e37_79b9_7f4a_7c15);
-        for k in rk {
+        for (k, _) in rk.iter().zip(&self.kinds).filter(|(_, &kind)| kind != KeyKind::Carried) {
             for (i, h) in out.iter_mut().enumerate() {
                 let part = match k.tags[i] {
                     NORM_FIXED => self.state.hash_one(k.vals[i]),

@@ -3,7 +3,8 @@
 //! PostgreSQL's aggregates by OID; everything here is pure computation.
 
 pub mod accum;
+pub mod collated;
 pub mod groups;
 
 pub use accum::{Accumulator, AggError, AggResult, MomentsFinal, TextOrder, Transition};
-pub use groups::{GroupTable, KeyKind, NO_GROUP};
+pub use groups::{table_layout, GroupTable, KeyKind, NO_GROUP};

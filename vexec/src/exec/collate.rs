@@ -1,0 +1,62 @@
+//! Group and join keys of text under a nondeterministic collation: compared
+//! by their sort keys, which PostgreSQL's own `pg_strnxfrm` computes (the
+//! bytes hashtext hashes for such a collation; equal exactly when texteq
+//! finds the values equal).
+
+use pgrx::pg_sys;
+use vexec_core::agg::collated::SortKeyColumn;
+use vexec_core::batch::{Column, RowIdx};
+
+pub(crate) struct SortKeys {
+    locale: pg_sys::pg_locale_t,
+    builder: SortKeyColumn,
+}
+
+impl SortKeys {
+    /// # Safety
+    /// `collid` is a valid collation (its locale is cached for the backend's life).
+    pub(crate) unsafe fn new(collid: pg_sys::Oid) -> SortKeys {
+        SortKeys {
+            locale: unsafe { pg_sys::pg_newlocale_from_collation(collid) },
+            builder: SortKeyColumn::default(),
+        }
+    }
+
+    /// The sort keys of `col`'s rows among `rows`, valid until the next call.
+    ///
+    /// # Safety
+    /// `col`'s valid values among `rows` are plain (detoasted) varlenas.
+    pub(crate) unsafe fn column(&mut self, col: &Column, rows: &[RowIdx]) -> Column {
+        let locale = self.locale;
+        unsafe {
+            self.builder.build(col, rows, |value, dest| {
+                pg_sys::pg_strnxfrm(
+                    dest.as_mut_ptr().cast(),
+                    dest.len(),
+                    value.as_ptr().cast(),
+                    value.len() as _,
+                    locale,
+                )
+            })
+        }
+    }
+
+    pub(crate) fn bytes_used(&self) -> usize {
+        self.builder.bytes_used()
+    }
+}
+
+/// Per key, the sort-key builder of a `Collated` key (None for the others).
+///
+/// # Safety
+/// As [`SortKeys::new`] for the collations of `Collated` kinds.
+pub(crate) unsafe fn for_kinds(
+    kinds: &[vexec_core::agg::KeyKind],
+    collations: impl IntoIterator<Item = pg_sys::Oid>,
+) -> Vec<Option<SortKeys>> {
+    kinds
+        .iter()
+        .zip(collations)
+        .map(|(&k, coll)| (k == vexec_core::agg::KeyKind::Collated).then(|| unsafe { SortKeys::new(coll) }))
+        .collect()
+}
