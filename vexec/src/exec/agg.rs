@@ -69,6 +69,10 @@ struct AggItem {
     arg_scale: Option<u16>,
     /// text min/max under a collation other than C: its order.
     collation: Option<pg_sys::Oid>,
+    /// An earlier aggregate whose state this one reads its result from
+    /// (sum and avg of one numeric, as PostgreSQL shares transition states);
+    /// its own accumulator stays empty.
+    shares: Option<usize>,
 }
 
 /// The sort keys of count(DISTINCT x) arguments under a nondeterministic
@@ -302,6 +306,7 @@ unsafe extern "C-unwind" fn begin(
                     result_type,
                     arg_scale: None,
                     collation: by_collation.then_some(collid),
+                    shares: None,
                 }
             })
             .collect();
@@ -372,6 +377,9 @@ unsafe extern "C-unwind" fn begin(
                 scratch: Vec::new(),
             }
         });
+        if split != AggSplit::Finalize {
+            share_states(&mut items);
+        }
         let accs = new_accumulators(&items, grouping.is_none());
         let distinct_sort_keys = items
             .iter()
@@ -421,6 +429,24 @@ impl AggItem {
     /// The child column of the (first) argument; None for count(*).
     fn arg(&self) -> Option<usize> {
         self.args.first().copied()
+    }
+}
+
+/// Let aggregates over the same input with compatible transitions read one
+/// state (a Finalize's inputs are separate partial states).
+fn share_states(items: &mut [AggItem]) {
+    for i in 0..items.len() {
+        let it = &items[i];
+        items[i].shares = (0..i).find(|&j| {
+            let o = &items[j];
+            o.shares.is_none()
+                && o.args == it.args
+                && o.filter == it.filter
+                && o.arg_scale == it.arg_scale
+                && o.collation == it.collation
+                && !it.args.is_empty()
+                && o.transition.shares_state(it.transition)
+        });
     }
 }
 
@@ -525,7 +551,11 @@ impl AggState {
                         if created > 0 {
                             self.stats.groups += created as u64;
                             let n = g.table.len();
-                            self.accs.iter_mut().for_each(|a| a.ensure_groups(n));
+                            for (a, it) in self.accs.iter_mut().zip(&self.items) {
+                                if it.shares.is_none() {
+                                    a.ensure_groups(n);
+                                }
+                            }
                             self.fmgr.iter_mut().flatten().for_each(|f| f.ensure_groups(n));
                         }
                         rows.into()
@@ -615,6 +645,9 @@ impl AggState {
                         (&f_groups[..], &f_rows[..])
                     }
                 };
+                if item.shares.is_some() {
+                    continue;
+                }
                 if let Some(f) = fmgr {
                     let args: Vec<&Column> = item.args.iter().map(|&i| &columns[i]).collect();
                     let old = pg_sys::MemoryContextSwitchTo((*self.econtext).ecxt_per_tuple_memory);
@@ -946,13 +979,14 @@ impl AggState {
             }
             let mut state = Vec::new();
             for ((item, acc), fmgr) in self.items.iter().zip(&self.accs).zip(&self.fmgr) {
+                let acc = item.shares.map_or(acc, |j| &self.accs[j]);
                 let d = if let Some(f) = fmgr {
                     f.result(group)
                 } else if self.split == AggSplit::Partial {
                     acc.serialize(group, &mut state);
                     Some(palloc_varlena(&state))
                 } else {
-                    result_datum(acc.result(group), item.result_type)
+                    result_datum(acc.result_as(group, item.transition), item.result_type)
                 };
                 put(col, d);
                 col += 1;

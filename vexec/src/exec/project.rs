@@ -257,7 +257,7 @@ impl Projection {
                     param_types: &[],
                     len: n,
                     host: &mut host,
-                    scaled: Vec::new(),
+                    memo: Vec::new(),
                 };
                 for (t, target) in self.targets.iter().enumerate() {
                     if let Target::Kernel(e) = target {

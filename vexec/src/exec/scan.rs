@@ -493,7 +493,7 @@ impl ScanState {
                 param_types: &self.program.param_types,
                 len: self.capacity,
                 host: &mut host,
-                scaled: Vec::new(),
+                memo: Vec::new(),
             };
             let fallback_quals = self.program.quals.iter().any(|q| matches!(q, QualItem::Fallback));
             for (qi, q) in self.program.quals.iter().enumerate() {
@@ -523,7 +523,7 @@ impl ScanState {
             param_types: &self.program.param_types,
             len: self.capacity,
             host: &mut host,
-            scaled: Vec::new(),
+            memo: Vec::new(),
         };
         self.out.clear();
         for t in &self.program.targets {

@@ -108,6 +108,25 @@ impl Transition {
         )
     }
 
+    /// Whether an aggregate of transition `other` over the same argument
+    /// (and FILTER) can read its result from this one's state, as
+    /// PostgreSQL shares one transition state between sum and avg of a
+    /// numeric or int8, and between avg, variance and stddev of a float.
+    pub fn shares_state(self, other: Transition) -> bool {
+        use Transition::*;
+        let class = |t: Transition| match t {
+            SumNumeric | AvgNumeric => Some(0),
+            SumBigInt | AvgInt => Some(1),
+            Moments { .. } => Some(2),
+            CountDistinct(_) | Fmgr { .. } => None,
+            _ => Some(3),
+        };
+        match (class(self), class(other)) {
+            (Some(a), Some(b)) => self == other || (a < 3 && a == b),
+            _ => false,
+        }
+    }
+
     /// Whether partial states of this transition combine (count(DISTINCT)
     /// would need the values themselves, not a count per partial group).
     pub fn combines(self) -> bool {
@@ -774,7 +793,14 @@ impl Accumulator {
 
     /// The result for group `g`.
     pub fn result(&self, g: usize) -> AggResult<'_> {
-        match (&self.state, self.transition) {
+        self.result_as(g, self.transition)
+    }
+
+    /// The result for group `g` of transition `t`, which shares this
+    /// accumulator's state ([`Transition::shares_state`]).
+    pub fn result_as(&self, g: usize, t: Transition) -> AggResult<'_> {
+        debug_assert!(t == self.transition || t.shares_state(self.transition));
+        match (&self.state, t) {
             (State::Counts(c), _)
             | (State::Distinct { counts: c, .. }, _)
             | (State::DistinctInts { counts: c, .. }, _) => AggResult::Int(c[g]),
@@ -1274,6 +1300,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn shared_states_are_postgres_shared_ones() {
+        use Transition::*;
+        assert!(SumNumeric.shares_state(AvgNumeric) && AvgInt.shares_state(SumBigInt));
+        assert!(Moments { fin: MomentsFinal::Avg }.shares_state(Moments { fin: MomentsFinal::StddevSamp }));
+        assert!(CountValues.shares_state(CountValues));
+        assert!(!SumInt.shares_state(AvgInt) && !SumFloat8.shares_state(Moments { fin: MomentsFinal::Avg }));
+        // States kept elsewhere or of values: never shared.
+        assert!(!(Fmgr { raises: false }).shares_state(Fmgr { raises: false }));
+        assert!(!CountDistinct(KeyKind::Int).shares_state(CountDistinct(KeyKind::Int)));
+        // The shared state gives each aggregate its own result.
+        let mut c = Column::new(PhysType::I64, 3);
+        for (i, v) in [4i64, 5, 7].iter().enumerate() {
+            c.values.set_datum(i, *v as usize);
+        }
+        let mut a = Accumulator::new(SumBigInt);
+        a.ensure_groups(1);
+        unsafe { a.update(&[0, 0, 0], &[0, 1, 2], Some(&c)) }.unwrap();
+        assert_eq!(a.result_as(0, SumBigInt), AggResult::Numeric(16));
+        assert_eq!(a.result_as(0, AvgInt), AggResult::NumericAvg { sum: 16, count: 3 });
     }
 
     #[test]

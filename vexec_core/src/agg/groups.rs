@@ -276,6 +276,17 @@ struct RowKeys<'c> {
     others: Vec<KeyRef<'c>>,
 }
 
+/// Keep row `i`'s key in `others` (at index `i`) when it is compared through
+/// the store (long strings, numerics): only those rows read it, so short
+/// keys cost no write (`others` catches up with NULLs).
+#[inline]
+fn push_other<'c>(others: &mut Vec<KeyRef<'c>>, i: usize, tag: u8, k: KeyRef<'c>) {
+    if tag == NORM_OTHER {
+        others.resize(i, KeyRef::Null);
+        others.push(k);
+    }
+}
+
 /// Whether the batch has one key column of integers (the common GROUP BY),
 /// which [`find`] compares in place.
 fn single_fixed(rk: &[RowKeys<'_>]) -> bool {
@@ -456,7 +467,6 @@ impl GroupTable {
                     (KeyKind::Int, Values::I64(v)) => ints!(v),
                     (KeyKind::Int, Values::I16(v)) => ints!(v),
                     (KeyKind::Bytes | KeyKind::Bpchar, Values::Datum(v)) => {
-                        others.reserve(n);
                         for &r in rows {
                             let r = r as usize;
                             let k = if col.validity.get(r) {
@@ -468,22 +478,16 @@ impl GroupTable {
                             let (tag, val) = tagged(k);
                             tags.push(tag);
                             vals.push(val);
-                            others.push(k);
+                            push_other(&mut others, tags.len() - 1, tag, k);
                         }
                     }
                     _ => {
-                        let byte_kind = kind.stores_bytes();
-                        if byte_kind {
-                            others.reserve(n);
-                        }
                         for &r in rows {
                             let k = normalized(kind, unsafe { key_of(kind, col, r as usize) });
                             let (tag, val) = tagged(k);
                             tags.push(tag);
                             vals.push(val);
-                            if byte_kind {
-                                others.push(k);
-                            }
+                            push_other(&mut others, tags.len() - 1, tag, k);
                         }
                     }
                 }

@@ -6,6 +6,12 @@ use super::kernels::{self, arith, cast, cmp, like, text};
 use super::{BoolTestKind, CmpKind, CmpOp, ConstSet, EvalCtx, KernelError, VExpr};
 use crate::batch::{varlena, Column, PhysType, RowIdx, Values};
 
+/// `e` as computed earlier in this evaluation for exactly the rows `sel`.
+/// (Kernels are pure: an equal expression has equal values.)
+fn memo_get(ctx: &EvalCtx, e: &VExpr, sel: &[RowIdx]) -> Option<Column> {
+    ctx.memo.iter().find(|m| m.0 == *e && m.1 == sel).map(|m| m.2.clone())
+}
+
 /// Evaluate `e` on the rows `sel`. The result has a value for every row of
 /// `sel`; other rows are unspecified.
 pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, KernelError> {
@@ -26,10 +32,14 @@ pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kern
             out
         }
         VExpr::Arith { op, phys, left, right } => {
+            if let Some(m) = memo_get(ctx, e, sel) {
+                return Ok(m);
+            }
             let l = eval(left, ctx, sel)?;
             let r = eval(right, ctx, sel)?;
             let mut out = Column::new(*phys, len);
             arith::arith(*op, &l, &r, sel, &mut out)?;
+            ctx.memo.push((e.clone(), sel.to_vec(), out.clone()));
             out
         }
         VExpr::Neg { phys, arg } => {
@@ -145,18 +155,18 @@ pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kern
                 kernels::numeric::to_scaled(&a, *scale, sel, &mut out)?;
                 return Ok(out);
             };
-            if let Some(m) = ctx.scaled.iter().find(|m| m.0 == index && m.1 == *scale && m.2 == sel) {
-                return Ok(m.3.clone());
+            if let Some(m) = memo_get(ctx, e, sel) {
+                return Ok(m);
             }
             // Read the input column in place unless a value needs detoasting.
             let c = &ctx.inputs[index];
-            if plain_rows(c, sel) {
-                kernels::numeric::to_scaled(c, *scale, sel, &mut out)?;
+            if let Some(done) = kernels::numeric::to_scaled_if_plain(c, *scale, sel, &mut out) {
+                done?;
             } else {
                 let a = eval_plain(arg, CmpKind::Text, ctx, sel)?;
                 kernels::numeric::to_scaled(&a, *scale, sel, &mut out)?;
             }
-            ctx.scaled.push((index, *scale, sel.to_vec(), out.clone()));
+            ctx.memo.push((e.clone(), sel.to_vec(), out.clone()));
             out
         }
         VExpr::Case { arms, otherwise, phys } => {
@@ -382,14 +392,8 @@ pub fn fold_constants(e: VExpr) -> VExpr {
             return e;
         }
         let mut host = NoHost;
-        let mut ctx = EvalCtx {
-            inputs: &[],
-            params: &[],
-            param_types: &[],
-            len: 1,
-            host: &mut host,
-            scaled: Vec::new(),
-        };
+        let mut ctx =
+            EvalCtx { inputs: &[], params: &[], param_types: &[], len: 1, host: &mut host, memo: Vec::new() };
         match eval(&e, &mut ctx, &[0]) {
             Ok(c) => {
                 VExpr::Const { value: c.is_valid(0).then(|| c.values.datum(0)), phys: c.values.phys_type() }
@@ -429,16 +433,6 @@ pub fn fold_constants(e: VExpr) -> VExpr {
         leaf => leaf,
     };
     fold(e)
-}
-
-/// Whether the valid values of rows `sel` of a by-reference column are
-/// plain varlenas (not compressed or out of line).
-fn plain_rows(c: &Column, sel: &[RowIdx]) -> bool {
-    let Values::Datum(v) = &c.values else { return true };
-    sel.iter().all(|&r| {
-        let i = r as usize;
-        !c.validity.get(i) || unsafe { varlena::is_plain(v[i] as *const u8) }
-    })
 }
 
 /// Evaluate an operand; for text kinds (and numerics, read through the same
@@ -563,7 +557,7 @@ mod tests {
             param_types: &[],
             len: 2,
             host: &mut host,
-            scaled: Vec::new(),
+            memo: Vec::new(),
         };
         let e = VExpr::NumericToScaled { scale: 2, arg: Box::new(VExpr::Column { index: 0 }) };
         let first = eval(&e, &mut ctx, &[0]).unwrap();
@@ -571,17 +565,45 @@ mod tests {
         // Another selection is read again, not served rows it lacks.
         let both = eval(&e, &mut ctx, &[0, 1]).unwrap();
         assert_eq!((both.values.datum(0) as i64, both.values.datum(1) as i64), (150, -25));
-        assert_eq!(ctx.scaled.len(), 2);
+        assert_eq!(ctx.memo.len(), 2);
         let again = eval(&e, &mut ctx, &[0, 1]).unwrap();
         assert_eq!(again, both);
-        assert_eq!(ctx.scaled.len(), 2, "the same selection is served from the memo");
+        assert_eq!(ctx.memo.len(), 2, "the same selection is served from the memo");
+    }
+
+    #[test]
+    fn repeated_arithmetic_is_computed_once() {
+        let mut a = Column::new(PhysType::I64, 3);
+        (0..3).for_each(|i| a.values.set_datum(i, (i + 2) as usize));
+        a.validity.set(2, false);
+        let inputs = [a];
+        let mut host = NoHost;
+        let mut ctx = EvalCtx {
+            inputs: &inputs,
+            params: &[],
+            param_types: &[],
+            len: 3,
+            host: &mut host,
+            memo: Vec::new(),
+        };
+        let sq =
+            || Box::new(VExpr::Arith { op: ArithOp::Mul, phys: PhysType::I64, left: col(0), right: col(0) });
+        let e = VExpr::Arith { op: ArithOp::Add, phys: PhysType::I64, left: sq(), right: sq() };
+        let c = eval(&e, &mut ctx, &[0, 1, 2]).unwrap();
+        assert_eq!((c.values.datum(0), c.values.datum(1), c.is_valid(2)), (8, 18, false));
+        // One entry for the square, one for the sum.
+        assert_eq!(ctx.memo.len(), 2);
+        assert_eq!(eval(&sq(), &mut ctx, &[0, 1, 2]).unwrap().values.datum(1), 9);
+        assert_eq!(ctx.memo.len(), 2);
+        eval(&sq(), &mut ctx, &[1]).unwrap();
+        assert_eq!(ctx.memo.len(), 3, "another selection is computed again");
     }
 
     fn run(e: &VExpr, inputs: &[Column]) -> Result<Vec<Option<i64>>, KernelError> {
         let len = inputs[0].len();
         let mut host = NoHost;
         let mut ctx =
-            EvalCtx { inputs, params: &[], param_types: &[], len, host: &mut host, scaled: Vec::new() };
+            EvalCtx { inputs, params: &[], param_types: &[], len, host: &mut host, memo: Vec::new() };
         let c = eval(e, &mut ctx, &full_selection(len))?;
         Ok((0..len).map(|i| c.is_valid(i).then(|| c.values.datum(i) as i64)).collect())
     }
@@ -600,7 +622,7 @@ mod tests {
         let len = inputs[0].len();
         let mut host = NoHost;
         let mut ctx =
-            EvalCtx { inputs, params: &[], param_types: &[], len, host: &mut host, scaled: Vec::new() };
+            EvalCtx { inputs, params: &[], param_types: &[], len, host: &mut host, memo: Vec::new() };
         let mut sel = full_selection(len);
         filter(e, &mut ctx, &mut sel)?;
         Ok(sel)

@@ -364,10 +364,11 @@ pub struct EvalCtx<'a> {
     /// Rows in the batch (the length of every column).
     pub len: usize,
     pub host: &'a mut dyn Host,
-    /// Numeric columns already read as scaled integers in this evaluation:
-    /// (input column, scale, rows, result). TPC-H Q1 reads each of its
-    /// numeric columns into two or three aggregate arguments.
-    pub scaled: Vec<(usize, u16, Vec<RowIdx>, Column)>,
+    /// Subexpressions already computed in this evaluation, with the rows
+    /// they were computed for: numeric columns read as scaled integers and
+    /// arithmetic. TPC-H Q1 reads each of its numeric columns into two or
+    /// three aggregate arguments and computes `price * (1 - discount)` in two.
+    pub memo: Vec<(VExpr, Vec<RowIdx>, Column)>,
 }
 
 #[cfg(test)]
