@@ -135,6 +135,16 @@ SELECT vecagg_spilled($$SELECT u, count(*), max(iv), min(iv) FROM vuu GROUP BY u
 RESET vexec.mode;
 SELECT agg_same($$SELECT u, count(*), max(iv), min(iv) FROM vuu GROUP BY u$$);
 SELECT agg_same($$SELECT id % 50, count(DISTINCT u), max(iv) FROM vuu GROUP BY 1$$);
+-- interval keys by their span ('1 mon' = '30 days'), spilling; each group
+-- shows its first value (enable_sort = off: mode off's HashAggregate too).
+SET enable_sort = off;
+SELECT agg_same($$SELECT iv, count(*), min(id) FROM vuu GROUP BY iv$$);
+SELECT agg_same($$SELECT CASE WHEN id % 2 = 0 THEN make_interval(months => id % 4) ELSE make_interval(days => 30 * (id % 4)) END AS h, count(*), count(DISTINCT iv) FROM vuu GROUP BY 1$$);
+RESET enable_sort;
+SET vexec.mode = force;
+SELECT vecagg_spilled($$SELECT iv, count(*) FROM vuu GROUP BY iv$$);
+SELECT h, count(*) FROM (VALUES (interval '1 mon'), ('30 days'), ('720 hours'), ('1 day'), ('24 hours'), (NULL)) v(h) GROUP BY h ORDER BY 2, 1;
+RESET vexec.mode;
 RESET work_mem;
 SET vexec.mode = force;
 SELECT vecagg_spilled($$SELECT k, count(*), sum(v) FROM vbig GROUP BY k$$);
@@ -170,7 +180,7 @@ CREATE COLLATION vexec_ci (provider = icu, locale = 'und-u-ks-level2', determini
 CREATE TABLE vci (t text COLLATE vexec_ci);
 INSERT INTO vci VALUES ('a'), ('A'), ('b');
 SET vexec.mode = force;
-EXPLAIN (VEXEC, COSTS OFF) SELECT make_interval(days => a % 3) AS h, count(*) FROM va GROUP BY 1;
+EXPLAIN (VEXEC, COSTS OFF) SELECT ARRAY[a % 3] AS h, count(*) FROM va GROUP BY 1;
 EXPLAIN (VEXEC, COSTS OFF) SELECT s, min(u) FROM va GROUP BY s;
 EXPLAIN (VEXEC, COSTS OFF) SELECT id, a, count(*) FROM vpk GROUP BY id;
 EXPLAIN (VEXEC, COSTS OFF) SELECT t, count(*) FROM vci GROUP BY t;

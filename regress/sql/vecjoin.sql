@@ -89,11 +89,12 @@ EXPLAIN (VEXEC, COSTS OFF) SELECT jo.id FROM jo JOIN ji ON jo.k = ji.k;
 -- Refusals: a key that is an expression, a key type the table cannot
 -- compare exactly, vexec.enable_hashjoin off.
 EXPLAIN (VEXEC, COSTS OFF) SELECT jo.id FROM jo JOIN ji ON jo.k + 1 = ji.k;
-CREATE TABLE jiv (id int, iv interval);
-INSERT INTO jiv SELECT g, CASE WHEN g % 2 = 0 THEN make_interval(days => g % 5) ELSE make_interval(hours => 24 * (g % 5)) END
+CREATE TABLE jiv (id int, iv interval, ar int[]);
+INSERT INTO jiv SELECT g, CASE WHEN g % 2 = 0 THEN make_interval(days => g % 5) ELSE make_interval(hours => 24 * (g % 5)) END,
+  ARRAY[g % 3]
   FROM generate_series(1, 200) g;
 ANALYZE jiv;
-EXPLAIN (VEXEC, COSTS OFF) SELECT a.id FROM jiv a JOIN jiv b ON a.iv = b.iv;
+EXPLAIN (VEXEC, COSTS OFF) SELECT a.id FROM jiv a JOIN jiv b ON a.ar = b.ar;
 -- Joins that EvalPlanQual may re-run: below UPDATE, DELETE and FOR UPDATE.
 EXPLAIN (VEXEC, COSTS OFF) UPDATE jiv SET iv = b.iv FROM jiv b WHERE jiv.id = b.id;
 EXPLAIN (VEXEC, COSTS OFF) DELETE FROM jiv USING jiv b WHERE jiv.id = b.id;
@@ -140,8 +141,18 @@ SELECT join_same($$SELECT jo.id, ji.id FROM jo FULL JOIN ji ON jo.n = ji.n * 1.0
 -- uuid keys: their 16 bytes.
 SELECT join_same($$SELECT jo.id, ji.id, jo.uu FROM jo JOIN ji ON jo.uu = ji.uu WHERE ji.id < 300$$);
 SELECT join_same($$SELECT jo.id, ji.id FROM jo FULL JOIN ji ON jo.uu = ji.uu AND jo.k = ji.k$$);
--- Refused keys still join (PostgreSQL's own node): '1 day' = '24 hours'.
+-- interval keys: by their span, '1 day' = '24 hours' (and '1 mon' = '30 days').
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF) SELECT a.id FROM jiv a JOIN jiv b ON a.iv = b.iv;
+RESET vexec.mode;
 SELECT join_same($$SELECT a.id, b.id FROM jiv a JOIN jiv b ON a.iv = b.iv$$);
+-- ('1 day 24 hours' = '2 days': a day added to each.)
+CREATE TABLE jiv2 AS SELECT id, iv + interval '1 day' AS iv FROM jiv;
+ANALYZE jiv2;
+SELECT join_same($$SELECT a.id, b.id, a.iv, b.iv FROM jiv a FULL JOIN jiv2 b ON a.iv = b.iv AND a.id % 3 = b.id % 3$$);
+SELECT join_same($$SELECT a.id FROM jiv a WHERE NOT EXISTS (SELECT FROM jiv2 b WHERE b.iv = a.iv)$$);
+-- Refused keys still join (PostgreSQL's own node).
+SELECT join_same($$SELECT a.id, b.id FROM jiv a JOIN jiv b ON a.ar = b.ar$$);
 -- Empty sides.
 SELECT join_same($$SELECT jo.id FROM jo JOIN jempty e ON jo.k = e.k$$);
 SELECT join_same($$SELECT jo.id, e.id FROM jo LEFT JOIN jempty e ON jo.k = e.k$$);

@@ -924,7 +924,7 @@ unsafe fn key_datum(g: &Grouping, k: usize, group: usize) -> Option<usize> {
                 g.table.bytes_key(t, group).map(|b| palloc_varlena(b))
             }
             KeyKind::Carried => unreachable!("a plan's keys are never Carried"),
-            KeyKind::Uuid => g.table.bytes_key(k, group).map(|b| {
+            KeyKind::Uuid | KeyKind::Interval => g.table.bytes_key(t, group).map(|b| {
                 let p = pg_sys::palloc(b.len()) as *mut u8;
                 std::ptr::copy_nonoverlapping(b.as_ptr(), p, b.len());
                 p as usize

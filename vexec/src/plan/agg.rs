@@ -372,6 +372,7 @@ pub(crate) fn key_kind(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<KeyKin
         BPCHAROID => deterministic().map(|_| KeyKind::Bpchar),
         pg_sys::NUMERICOID => Ok(KeyKind::Numeric),
         pg_sys::UUIDOID => Ok(KeyKind::Uuid),
+        pg_sys::INTERVALOID => Ok(KeyKind::Interval),
         _ => Err(format!("no vector group key for type {}", type_name(typid))),
     }
 }

@@ -1333,7 +1333,7 @@ mod tests {
                 assert!(seen.insert(t.code()));
             }
         }
-        assert_eq!(seen.len(), 7 + 2 + 8 + 5 + 9 + 2);
+        assert_eq!(seen.len(), 7 + 2 + 8 + 5 + 10 + 2);
         // Every key kind's count(DISTINCT) comes back from its code.
         for k in (0..).map_while(KeyKind::from_code) {
             let t = Transition::CountDistinct(k);

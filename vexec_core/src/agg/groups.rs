@@ -18,6 +18,9 @@
 //!   the first value met kept as the group's key, as HashAggregate does.
 //!
 //! - uuid: its 16 bytes.
+//! - interval: its span in microseconds with a month as 30 days and a day
+//!   as 24 hours (interval_cmp_value: '1 day' = '24 hours'), the first
+//!   value met kept as the group's key.
 //!
 //! - text under a nondeterministic collation ([`KeyKind::Collated`]): its
 //!   sort key (what the collation's hash and equality agree on), which only
@@ -57,6 +60,8 @@ pub enum KeyKind {
     /// first value (of a `Collated` key, whose sort key is compared in
     /// another column).
     Carried,
+    /// interval (16 bytes by reference): by its span, as interval_eq.
+    Interval,
 }
 
 impl KeyKind {
@@ -72,12 +77,13 @@ impl KeyKind {
             KeyKind::Uuid => 6,
             KeyKind::Collated => 7,
             KeyKind::Carried => 8,
+            KeyKind::Interval => 9,
         }
     }
 
     /// The inverse of [`KeyKind::code`].
     pub fn from_code(code: i32) -> Option<KeyKind> {
-        const KINDS: [KeyKind; 9] = [
+        const KINDS: [KeyKind; 10] = [
             KeyKind::Int,
             KeyKind::Float4,
             KeyKind::Float8,
@@ -87,6 +93,7 @@ impl KeyKind {
             KeyKind::Uuid,
             KeyKind::Collated,
             KeyKind::Carried,
+            KeyKind::Interval,
         ];
         KINDS.get(usize::try_from(code).ok()?).copied()
     }
@@ -110,6 +117,7 @@ impl KeyKind {
                 | KeyKind::Uuid
                 | KeyKind::Collated
                 | KeyKind::Carried
+                | KeyKind::Interval
         )
     }
 }
@@ -133,6 +141,19 @@ pub fn table_layout(kinds: &[KeyKind]) -> (Vec<KeyKind>, Vec<usize>) {
 
 /// The length of a uuid.
 pub const UUID_LEN: usize = 16;
+/// The length of an interval (time: int64, day: int32, month: int32).
+pub const INTERVAL_LEN: usize = 16;
+
+/// An interval's span as interval_cmp_value computes it: microseconds, a
+/// month counted as 30 days of 24 hours (infinities are the extreme fields
+/// and compare as their spans do).
+pub fn interval_span(b: &[u8]) -> i128 {
+    let time = i64::from_le_bytes(b[0..8].try_into().expect("16 bytes"));
+    let day = i32::from_le_bytes(b[8..12].try_into().expect("16 bytes"));
+    let month = i32::from_le_bytes(b[12..16].try_into().expect("16 bytes"));
+    let days = month as i64 * 30 + day as i64;
+    time as i128 + days as i128 * 86_400_000_000
+}
 
 /// The stored keys of one key column, one entry per group.
 #[derive(Debug)]
@@ -151,6 +172,8 @@ enum KeyRef<'a> {
     Bytes(&'a [u8]),
     /// A numeric's `key_view`.
     Numeric(i64, &'a [u8]),
+    /// An interval's span.
+    Wide(i128),
 }
 
 /// What [`GroupTable::lookup`] gives a row whose key has no group.
@@ -203,6 +226,9 @@ unsafe fn key_of<'a>(kind: KeyKind, col: &'a Column, i: usize) -> KeyRef<'a> {
         (KeyKind::Uuid, Values::Datum(v)) => {
             KeyRef::Bytes(unsafe { std::slice::from_raw_parts(v[i] as *const u8, UUID_LEN) })
         }
+        (KeyKind::Interval, Values::Datum(v)) => {
+            KeyRef::Bytes(unsafe { std::slice::from_raw_parts(v[i] as *const u8, INTERVAL_LEN) })
+        }
         (KeyKind::Int, Values::Bool(v)) => KeyRef::Fixed(v[i] as i64),
         (KeyKind::Int, Values::I16(v)) => KeyRef::Fixed(v[i] as i64),
         (KeyKind::Int, Values::I32(v)) => KeyRef::Fixed(v[i] as i64),
@@ -223,6 +249,7 @@ fn normalized(kind: KeyKind, k: KeyRef<'_>) -> KeyRef<'_> {
             short_bytes(&b[..keep])
         }
         (KeyKind::Bytes, KeyRef::Bytes(b)) => short_bytes(b),
+        (KeyKind::Interval, KeyRef::Bytes(b)) => KeyRef::Wide(interval_span(b)),
         (KeyKind::Numeric, KeyRef::Bytes(b)) => match crate::numeric::key_view(b) {
             Some((head, digits)) => KeyRef::Numeric(head, digits),
             None => KeyRef::Bytes(b),
@@ -507,6 +534,7 @@ impl GroupTable {
                     _ => match k.others[i] {
                         KeyRef::Bytes(b) => self.state.hash_one(b),
                         KeyRef::Numeric(head, digits) => self.state.hash_one((head, digits)),
+                        KeyRef::Wide(v) => self.state.hash_one(v),
                         other => unreachable!("{other:?} is tagged as another key"),
                     },
                 };
@@ -788,6 +816,41 @@ mod tests {
         assert_eq!(out, vec![0, 1, 0, 2]);
         assert_eq!(t.bytes_key(0, 1), Some(&b[..]));
         assert_eq!(t.bytes_key(0, 2), None);
+    }
+
+    #[test]
+    fn interval_keys_are_equal_by_span_and_keep_the_first_value() {
+        let iv = |time: i64, day: i32, month: i32| {
+            let mut b = time.to_le_bytes().to_vec();
+            b.extend_from_slice(&day.to_le_bytes());
+            b.extend_from_slice(&month.to_le_bytes());
+            b
+        };
+        let day_us = 86_400_000_000i64;
+        let vals = [
+            iv(0, 1, 0),                      // 1 day
+            iv(day_us, 0, 0),                 // 24 hours
+            iv(0, 30, 0),                     // 30 days
+            iv(0, 0, 1),                      // 1 month
+            iv(0, 0, 0),                      // 0
+            iv(-day_us, 1, 0),                // 1 day -24 hours
+            iv(i64::MAX, i32::MAX, i32::MAX), // infinity
+            iv(i64::MIN, i32::MIN, i32::MIN), // -infinity
+            iv(1, 1, 0),
+        ];
+        let mut c = Column::new(PhysType::Datum, vals.len());
+        for (i, v) in vals.iter().enumerate() {
+            c.values.set_datum(i, v.as_ptr() as usize);
+        }
+        let mut t = GroupTable::new(&[KeyKind::Interval]);
+        let mut out = vec![];
+        unsafe { t.assign(&[&c], &all(vals.len()), &mut out) };
+        assert_eq!(out, vec![0, 0, 1, 1, 2, 2, 3, 4, 5]);
+        assert_eq!(t.bytes_key(0, 0), Some(&vals[0][..]));
+        assert_eq!(t.bytes_key(0, 1), Some(&vals[2][..]));
+        let mut h = vec![];
+        unsafe { t.hash_rows(&[&c], &[2, 3, 4], &mut h) };
+        assert!(h[0] == h[1] && h[0] != h[2]);
     }
 
     #[test]

@@ -7,4 +7,4 @@ pub mod collated;
 pub mod groups;
 
 pub use accum::{Accumulator, AggError, AggResult, MomentsFinal, TextOrder, Transition};
-pub use groups::{table_layout, GroupTable, KeyKind, NO_GROUP};
+pub use groups::{interval_span, table_layout, GroupTable, KeyKind, NO_GROUP};
