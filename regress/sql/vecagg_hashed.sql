@@ -191,6 +191,10 @@ RESET vexec.mode;
 SELECT agg_same($$SELECT n, count(*) FROM va GROUP BY n$$);
 SELECT agg_same($$SELECT sum(100 / a) FILTER (WHERE a <> 0), count(*) FROM va$$);
 SELECT agg_same($$SELECT id, a, count(*) FROM vpk GROUP BY id$$);
+-- Columns the primary key determines are grouped on too (the same groups),
+-- also from HAVING and over a join.
+SELECT agg_same($$SELECT id, a * 2, count(*) FROM vpk GROUP BY id HAVING a > 0$$);
+SELECT agg_same($$SELECT vpk.id, vpk.a, count(va.id), sum(va.a) FROM vpk JOIN va ON va.a = vpk.id GROUP BY vpk.id$$);
 SELECT agg_same($$SELECT lower(t), count(*) FROM vci GROUP BY t$$);
 -- text min/max under libc, ICU and nondeterministic collations: the
 -- collation's order, and of strings it orders equal the later one.

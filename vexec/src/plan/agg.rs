@@ -443,6 +443,72 @@ unsafe extern "C-unwind" fn reads_ungrouped(node: *mut pg_sys::Node, ctx: *mut s
     }
 }
 
+/// What [`collect_ungrouped`] walks with: the keys, and the Vars found
+/// outside them and outside aggregates.
+struct Ungrouped {
+    keys: Vec<*mut pg_sys::Node>,
+    found: Vec<*mut pg_sys::Node>,
+    /// A placeholder or GROUPING() outside the keys (not a plain column).
+    other: bool,
+}
+
+/// Collect into `ctx` (an [`Ungrouped`]) the columns `node` reads outside
+/// group keys and aggregates.
+#[pg_guard]
+unsafe extern "C-unwind" fn collect_ungrouped(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
+    unsafe {
+        if node.is_null() {
+            return false;
+        }
+        let u = &mut *(ctx as *mut Ungrouped);
+        if u.keys.iter().any(|&k| pg_sys::equal(node.cast(), k.cast())) {
+            return false;
+        }
+        match (*node).type_ {
+            pg_sys::NodeTag::T_Aggref => false,
+            pg_sys::NodeTag::T_Var => {
+                if !u.found.iter().any(|&f| pg_sys::equal(f.cast(), node.cast())) {
+                    u.found.push(node);
+                }
+                false
+            }
+            pg_sys::NodeTag::T_PlaceHolderVar | pg_sys::NodeTag::T_GroupingFunc => {
+                u.other = true;
+                false
+            }
+            _ => pg_sys::expression_tree_walker_impl(node, Some(collect_ungrouped), ctx),
+        }
+    }
+}
+
+/// The columns the output reads outside `keys` and aggregates, when all
+/// are plain columns of key types. PostgreSQL accepts such a column only
+/// when a primary key among the GROUP BY determines it, so every row of a
+/// group has the same value: grouping by it too gives the same groups.
+unsafe fn dependent_columns(
+    keys: &[(*mut pg_sys::Node, KeyKind)],
+    target: *mut pg_sys::List,
+    having: *mut pg_sys::Node,
+) -> Option<Vec<(*mut pg_sys::Node, KeyKind)>> {
+    unsafe {
+        let mut u = Ungrouped { keys: keys.iter().map(|k| k.0).collect(), found: Vec::new(), other: false };
+        let ctx = &mut u as *mut Ungrouped as *mut std::ffi::c_void;
+        collect_ungrouped(target.cast(), ctx);
+        collect_ungrouped(having, ctx);
+        if u.other || u.found.is_empty() {
+            return None;
+        }
+        u.found
+            .iter()
+            .map(|&v| {
+                let var = v as *mut pg_sys::Var;
+                ((*var).varlevelsup == 0).then_some(())?;
+                key_kind((*var).vartype, (*var).varcollid).ok().map(|k| (v, k))
+            })
+            .collect()
+    }
+}
+
 /// The aggregates of the output target and HAVING, each once, in order.
 unsafe fn aggregates_of(
     target: *mut pg_sys::List,
@@ -574,6 +640,15 @@ unsafe fn consider(
             {
                 if let Ok(all) = group_keys(root, true) {
                     keys = Ok(all);
+                }
+            }
+        }
+        // Columns a primary key in the GROUP BY determines but the GROUP BY
+        // does not name: grouped on as well (the same groups).
+        if let Ok(k) = &mut keys {
+            if !k.is_empty() {
+                if let Some(dependent) = dependent_columns(k, (*target).exprs, having) {
+                    k.extend(dependent);
                 }
             }
         }
