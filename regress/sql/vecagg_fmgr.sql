@@ -50,8 +50,9 @@ CREATE AGGREGATE vf_boom(int4) (sfunc = vf_boom, stype = int8, initcond = '0');
 SET vexec.mode = force;
 EXPLAIN (COSTS OFF, VERBOSE) SELECT k, vf_sum(a), vf_first(t), count(*) FROM vf GROUP BY k;
 EXPLAIN (VEXEC, COSTS OFF) SELECT vf_sum(a), vf_cat(t) FROM vf;
--- Refused: an internal state; a function that can raise over a filtered input.
-EXPLAIN (VEXEC, COSTS OFF) SELECT string_agg(t, ',') FROM vf;
+-- Refused: an internal state other than the known built-in ones; a
+-- function that can raise over a filtered input.
+EXPLAIN (VEXEC, COSTS OFF) SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x), json_object_agg(t, a) FROM vf;
 EXPLAIN (VEXEC, COSTS OFF) SELECT vf_sum(a) FROM vf WHERE id > 5;
 -- (and C functions other than known built-in ones: they may need an aggregate context)
 EXPLAIN (VEXEC, COSTS OFF) SELECT range_intersect_agg(int4range(a, a + 10)) FROM vf;
@@ -64,6 +65,44 @@ SELECT agg_same($$SELECT k, max(iv), min(iv), count(*) FROM vf GROUP BY k$$);
 SELECT agg_same($$SELECT vf_sum(a), vf_first(t), vf_first(a), vf_count_nulls(a), vf_cat_len(t), vf_pairs(a, b) FROM vf$$);
 SELECT agg_same($$SELECT k, vf_sum(a), vf_first(t), vf_first(c), vf_count_nulls(a), vf_cat(t), vf_pairs(a, b), count(*), sum(a) FROM vf GROUP BY k$$);
 SELECT agg_same($$SELECT t, vf_cat(t), vf_first(x), min(c), max(c), bit_and(flags), bit_or(flags) FROM vf GROUP BY t$$);
+
+-- Built-in aggregates with an internal state (string_agg, array_agg,
+-- json(b)_agg, jsonb_object_agg) get an aggregate memory context of their
+-- own: values in row order per group, NULLs as each function treats them.
+SET vexec.mode = force;
+EXPLAIN (VEXEC, COSTS OFF) SELECT k, string_agg(t, ','), array_agg(a) FROM vf GROUP BY k;
+RESET vexec.mode;
+SELECT agg_same($$SELECT k, string_agg(t, ','), array_agg(a), count(*) FROM vf GROUP BY k$$);
+SELECT agg_same($$SELECT string_agg(t, '-'), array_agg(t), json_agg(a), jsonb_agg(x), json_agg_strict(t), jsonb_agg_strict(a) FROM vf WHERE true$$);
+SELECT agg_same($$SELECT k, string_agg(convert_to(t, 'UTF8'), '\x00'::bytea), array_agg(iv) FROM vf GROUP BY k$$);
+SELECT agg_same($$SELECT k, jsonb_object_agg(id, t) FROM vf GROUP BY k$$);
+SELECT agg_same($$SELECT k, jsonb_object_agg_strict(id, t), jsonb_object_agg_unique(b, a) FROM vf GROUP BY k$$);
+-- (array_agg of arrays over a computed argument can raise: PostgreSQL's Agg)
+SELECT agg_same($$SELECT a % 3, array_agg(ARRAY[id, k]) FROM vf GROUP BY 1$$);
+-- Their errors: the same, at the same row.
+SELECT agg_same($$SELECT k, jsonb_object_agg(t, a) FROM vf GROUP BY k$$);
+SELECT agg_same($$SELECT k, jsonb_object_agg_unique(flags, a) FROM vf GROUP BY k$$);
+CREATE TABLE vfa AS SELECT g AS id, ARRAY[[g]] AS arr FROM generate_series(1, 3000) g;
+SELECT agg_same($$SELECT id % 3, array_agg(arr) FROM vfa GROUP BY 1$$);
+INSERT INTO vfa VALUES (3001, ARRAY[[1], [2]]);
+SELECT agg_same($$SELECT id % 3, array_agg(arr) FROM vfa GROUP BY 1$$);
+DROP TABLE vfa;
+-- No input: NULL.
+SELECT agg_same($$SELECT string_agg(t, ','), array_agg(a) FROM vf WHERE id < 0$$);
+-- Past work_mem: many groups spill, and each partition's states start
+-- afresh; values stay in row order per group (enable_sort = off keeps mode
+-- off on HashAggregate, whose order is the same; a sort would reorder them).
+SET enable_sort = off;
+SET work_mem = '64kB';
+SET vexec.mode = force;
+SELECT vecagg_spilled($$SELECT id % 1500, string_agg(t, ','), array_agg(id) FROM vf GROUP BY 1$$);
+RESET vexec.mode;
+SELECT agg_same($$SELECT id % 1500, string_agg(t, ','), array_agg(id), jsonb_agg(a) FROM vf GROUP BY 1$$);
+RESET work_mem;
+RESET enable_sort;
+-- Rescans: each run builds its states again.
+SELECT agg_same($$SELECT x, (SELECT string_agg(t, '') FROM vf WHERE id < x * 10 AND k = 1) FROM generate_series(1, 3) x$$);
+
 -- (vf_cat(c) reads c::text, a computed argument: an fmgr function over it is refused)
 SET vexec.mode = force;
 EXPLAIN (VEXEC, COSTS OFF) SELECT vf_cat(c) FROM vf;

@@ -12,11 +12,13 @@
 //! - a strict final function gives NULL for a NULL state; final functions
 //!   with FINALFUNC_EXTRA get NULL extra arguments.
 //!
-//! The planner only sends aggregates with an SQL state type here (an
-//! `internal` state needs PostgreSQL's Agg node as its context), and the
-//! functions get no aggregate context, so they never update a state in
-//! place. Polymorphic functions see their resolved types through fn_expr,
-//! built as nodeAgg.c builds it.
+//! The planner sends aggregates with an SQL state type here, whose functions
+//! get no aggregate context (so they never update a state in place), and a
+//! few built-in ones with an `internal` state (string_agg, array_agg,
+//! json(b)_agg...), whose functions get a stand-in for PostgreSQL's Agg node
+//! that answers AggCheckCallContext with the states' memory context, the
+//! only part of it they read. Polymorphic functions see their resolved
+//! types through fn_expr, built as nodeAgg.c builds it.
 //!
 //! Calls go through fmgr inside one guarded region per batch (no Rust value
 //! with a destructor lives in it, so an ERROR's longjmp skips nothing that
@@ -76,6 +78,28 @@ unsafe fn call_info(
         (*fcinfo).fncollation = collation;
         (*fcinfo).nargs = nargs as i16;
         fcinfo
+    }
+}
+
+/// A stand-in for PostgreSQL's Agg node, allocated in `cxt_of_node`:
+/// AggCheckCallContext finds it an AggState and answers `states` as the
+/// aggregate memory context (curaggcontext's per-tuple memory), where the
+/// internal states are built. The rest of it is zero (no current
+/// aggregate, no callbacks): the functions given it read none of it.
+unsafe fn aggregate_context(
+    states: pg_sys::MemoryContext,
+    cxt_of_node: pg_sys::MemoryContext,
+) -> *mut pg_sys::Node {
+    unsafe {
+        let econtext = pg_sys::MemoryContextAllocZero(cxt_of_node, std::mem::size_of::<pg_sys::ExprContext>())
+            as *mut pg_sys::ExprContext;
+        (*econtext).type_ = pg_sys::NodeTag::T_ExprContext;
+        (*econtext).ecxt_per_tuple_memory = states;
+        let agg = pg_sys::MemoryContextAllocZero(cxt_of_node, std::mem::size_of::<pg_sys::AggState>())
+            as *mut pg_sys::AggState;
+        (*agg).ss.ps.type_ = pg_sys::NodeTag::T_AggState;
+        (*agg).curaggcontext = econtext;
+        agg.cast()
     }
 }
 
@@ -154,6 +178,13 @@ impl FmgrAgg {
                 8 * 1024,
                 8 * 1024 * 1024,
             );
+            if transtype == pg_sys::INTERNALOID {
+                let agg = aggregate_context(cxt, query_cxt);
+                (*trans_fcinfo).context = agg;
+                if let Some((fc, _)) = final_fn {
+                    (*fc).context = agg;
+                }
+            }
             let init = initval.map(|text| {
                 let (mut input, mut ioparam) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
                 pg_sys::getTypeInputInfo(transtype, &mut input, &mut ioparam);

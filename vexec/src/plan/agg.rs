@@ -185,9 +185,6 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
 unsafe fn fmgr_transition(aggref: *mut pg_sys::Aggref, builtin: bool) -> Result<Transition, String> {
     unsafe {
         let a = &*aggref;
-        if a.aggtranstype == pg_sys::INTERNALOID {
-            return Err("and its state is internal (not run through fmgr)".into());
-        }
         // (`agg(*)` has no arguments: args is NIL.)
         if list_ptrs::<pg_sys::TargetEntry>(a.args).count() > MAX_FMGR_ARGS {
             return Err(format!("and it has more than {MAX_FMGR_ARGS} arguments"));
@@ -203,6 +200,21 @@ unsafe fn fmgr_transition(aggref: *mut pg_sys::Aggref, builtin: bool) -> Result<
         let Some((transfn, finalfn, _, _)) = aggregate_functions(a.aggfnoid) else {
             return Err("and it has no pg_aggregate entry".into());
         };
+        if a.aggtranstype == pg_sys::INTERNALOID {
+            // An internal state lives in the aggregate context the functions
+            // ask PostgreSQL's Agg node for (AggCheckCallContext); VecAgg
+            // gives one to these built-in pairs, which read nothing else of it.
+            let name = |f: pg_sys::Oid| {
+                (f != pg_sys::InvalidOid)
+                    .then(|| CStr::from_ptr(pg_sys::get_func_name(f)).to_string_lossy().into_owned())
+            };
+            let (t, f) = (name(transfn), name(finalfn));
+            return CONTEXT_AGGREGATES
+                .iter()
+                .find(|c| builtin && t.as_deref() == Some(c.0) && f.as_deref() == Some(c.1))
+                .map(|c| Transition::Fmgr { raises: c.2 })
+                .ok_or_else(|| "and its state is internal (not run through fmgr)".into());
+        }
         // Built-in min/max transitions (int4larger, interval_smaller, ...)
         // only compare; any other function may raise an error.
         let fname = CStr::from_ptr(pg_sys::get_func_name(transfn)).to_string_lossy().into_owned();
@@ -224,6 +236,27 @@ unsafe fn fmgr_transition(aggref: *mut pg_sys::Aggref, builtin: bool) -> Result<
         Ok(Transition::Fmgr { raises: !compares })
     }
 }
+
+/// Built-in aggregates with an `internal` state whose transition and final
+/// functions use only the aggregate memory context of their Agg node:
+/// (transition, final, whether the transition can raise an error on some
+/// input, not only past memory limits).
+const CONTEXT_AGGREGATES: &[(&str, &str, bool)] = &[
+    ("string_agg_transfn", "string_agg_finalfn", false),
+    ("bytea_string_agg_transfn", "bytea_string_agg_finalfn", false),
+    ("array_agg_transfn", "array_agg_finalfn", false),
+    // (arrays of different dimensions, NULL arrays)
+    ("array_agg_array_transfn", "array_agg_array_finalfn", true),
+    // (values turned into JSON by their types' functions; NULL object keys)
+    ("json_agg_transfn", "json_agg_finalfn", true),
+    ("json_agg_strict_transfn", "json_agg_finalfn", true),
+    ("jsonb_agg_transfn", "jsonb_agg_finalfn", true),
+    ("jsonb_agg_strict_transfn", "jsonb_agg_finalfn", true),
+    ("jsonb_object_agg_transfn", "jsonb_object_agg_finalfn", true),
+    ("jsonb_object_agg_strict_transfn", "jsonb_object_agg_finalfn", true),
+    ("jsonb_object_agg_unique_transfn", "jsonb_object_agg_finalfn", true),
+    ("jsonb_object_agg_unique_strict_transfn", "jsonb_object_agg_finalfn", true),
+];
 
 /// Built-in C transition functions that work without an aggregate context
 /// (besides the *larger/*smaller comparisons): bit_and/bit_or/bit_xor,
