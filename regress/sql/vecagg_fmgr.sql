@@ -87,6 +87,13 @@ SELECT agg_same($$SELECT id % 3, array_agg(arr) FROM vfa GROUP BY 1$$);
 INSERT INTO vfa VALUES (3001, ARRAY[[1], [2]]);
 SELECT agg_same($$SELECT id % 3, array_agg(arr) FROM vfa GROUP BY 1$$);
 DROP TABLE vfa;
+-- Variance and standard deviation of integers and numerics (numeric
+-- results, internal states of int2/int4/int8_accum and numeric_accum).
+CREATE TABLE vfn AS SELECT id, k, a::int2 AS s, a, b, (x * 3)::numeric(12, 3) AS n FROM vf;
+SELECT agg_same($$SELECT k, var_pop(s), var_samp(a), stddev_pop(b), stddev_samp(n), variance(n), stddev(a) FROM vfn GROUP BY k$$);
+SELECT agg_same($$SELECT var_pop(a), var_samp(s), stddev(b), variance(n) FROM vfn$$);
+SELECT agg_same($$SELECT id, variance(a), stddev(s), var_pop(b) FROM vfn WHERE id < 3 GROUP BY id$$);
+DROP TABLE vfn;
 -- No input: NULL.
 SELECT agg_same($$SELECT string_agg(t, ','), array_agg(a) FROM vf WHERE id < 0$$);
 -- Past work_mem: many groups spill, and each partition's states start

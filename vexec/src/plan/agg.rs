@@ -209,11 +209,22 @@ unsafe fn fmgr_transition(aggref: *mut pg_sys::Aggref, builtin: bool) -> Result<
                     .then(|| CStr::from_ptr(pg_sys::get_func_name(f)).to_string_lossy().into_owned())
             };
             let (t, f) = (name(transfn), name(finalfn));
-            return CONTEXT_AGGREGATES
-                .iter()
-                .find(|c| builtin && t.as_deref() == Some(c.0) && f.as_deref() == Some(c.1))
-                .map(|c| Transition::Fmgr { raises: c.2 })
-                .ok_or_else(|| "and its state is internal (not run through fmgr)".into());
+            let (t, f) = (t.as_deref().unwrap_or(""), f.as_deref().unwrap_or(""));
+            let raises =
+                CONTEXT_AGGREGATES.iter().find(|c| c.0 == t && c.1 == f).map(|c| c.2).or_else(|| {
+                    // variance and stddev of integers (exact) and numerics
+                    // (whose squares can pass numeric's range)
+                    match t {
+                        "int2_accum" | "int4_accum" => VARIANCE_FINALS_INT128.contains(&f).then_some(false),
+                        "int8_accum" => VARIANCE_FINALS.contains(&f).then_some(false),
+                        "numeric_accum" => VARIANCE_FINALS.contains(&f).then_some(true),
+                        _ => None,
+                    }
+                });
+            return match raises {
+                Some(raises) if builtin => Ok(Transition::Fmgr { raises }),
+                _ => Err("and its state is internal (not run through fmgr)".into()),
+            };
         }
         // Built-in min/max transitions (int4larger, interval_smaller, ...)
         // only compare; any other function may raise an error.
@@ -257,6 +268,14 @@ const CONTEXT_AGGREGATES: &[(&str, &str, bool)] = &[
     ("jsonb_object_agg_unique_transfn", "jsonb_object_agg_finalfn", true),
     ("jsonb_object_agg_unique_strict_transfn", "jsonb_object_agg_finalfn", true),
 ];
+
+/// The final functions of var_pop, var_samp (variance), stddev_pop and
+/// stddev_samp (stddev) over the states of int8_accum and numeric_accum,
+/// and over the 128-bit integer states of int2_accum and int4_accum.
+const VARIANCE_FINALS: [&str; 4] =
+    ["numeric_var_pop", "numeric_var_samp", "numeric_stddev_pop", "numeric_stddev_samp"];
+const VARIANCE_FINALS_INT128: [&str; 4] =
+    ["numeric_poly_var_pop", "numeric_poly_var_samp", "numeric_poly_stddev_pop", "numeric_poly_stddev_samp"];
 
 /// Built-in C transition functions that work without an aggregate context
 /// (besides the *larger/*smaller comparisons): bit_and/bit_or/bit_xor,
