@@ -322,6 +322,36 @@ unsafe fn refusal(
 /// HashJoin's costing.
 pub const HASH_KEY_FACTOR: f64 = 0.5;
 
+/// The rows that pass the hash join proper (each charged a tuple and the
+/// join filter), counted as final_cost_hashjoin counts them, so that both
+/// joins are costed on the same estimate: for a semi or anti join, or an
+/// inner side the planner proved unique, the outer rows with a match
+/// (without one, anti) by the planner's semi-join factors; else the join's
+/// rows.
+///
+/// # Safety
+/// `extra` is the planner's JoinPathExtraData for this join.
+unsafe fn passing_rows(
+    jointype: pg_sys::JoinType::Type,
+    extra: *mut pg_sys::JoinPathExtraData,
+    orows: f64,
+    rows: f64,
+) -> f64 {
+    use pg_sys::JoinType::*;
+    unsafe {
+        if matches!(jointype, JOIN_SEMI | JOIN_ANTI) || (*extra).inner_unique {
+            let matched = (orows * (*extra).semifactors.outer_match_frac).round();
+            if jointype == JOIN_ANTI {
+                orows - matched
+            } else {
+                matched
+            }
+        } else {
+            rows
+        }
+    }
+}
+
 unsafe fn consider(
     root: *mut pg_sys::PlannerInfo,
     joinrel: *mut pg_sys::RelOptInfo,
@@ -425,11 +455,9 @@ unsafe fn consider(
                 * pg_sys::seq_page_cost;
         }
         let probe = op * nkeys * HASH_KEY_FACTOR * orows;
-        let total = startup
-            + (*outer).total_cost
-            + probe
-            + quals.per_tuple * rows.max(orows.min(irows))
-            + pg_sys::cpu_tuple_cost * rows;
+        let passing = passing_rows(jointype, extra, orows, rows);
+        let total =
+            startup + (*outer).total_cost + probe + (quals.per_tuple + pg_sys::cpu_tuple_cost) * passing;
         let row_cost =
             list_ptrs::<pg_sys::Path>((*joinrel).pathlist).map(|p| (*p).total_cost).reduce(f64::min);
 
@@ -498,7 +526,17 @@ unsafe fn consider(
                 report::stash_join_path(joinrel, copy, false);
                 pg_sys::add_path(joinrel, cp.cast());
                 report::record_candidate(alt, id, "another path was cheaper");
-                match partial_path(root, joinrel, outerrel, inner, jointype, copy, nkeys, quals.per_tuple) {
+                match partial_path(
+                    root,
+                    joinrel,
+                    outerrel,
+                    inner,
+                    jointype,
+                    copy,
+                    nkeys,
+                    quals.per_tuple,
+                    extra,
+                ) {
                     Ok(None) => {}
                     Ok(Some((pp, id, details))) => {
                         let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>())
@@ -535,6 +573,7 @@ unsafe fn partial_path(
     serial: *mut pg_sys::CustomPath,
     nkeys: f64,
     qual_per_tuple: f64,
+    extra: *mut pg_sys::JoinPathExtraData,
 ) -> Result<Option<(*mut pg_sys::CustomPath, u32, Vec<String>)>, String> {
     use pg_sys::JoinType::*;
     unsafe {
@@ -570,11 +609,11 @@ unsafe fn partial_path(
         let rows = ((*joinrel).rows / cost::parallel_divisor(workers)).max(1.0);
         let build = (op * nkeys * HASH_KEY_FACTOR + pg_sys::cpu_tuple_cost * cost::TUPLE_FACTOR) * irows;
         let startup = (*inner).total_cost + build + cost::SETUP_OPERATORS * op;
+        let passing = passing_rows(jointype, extra, orows, rows);
         let total = startup
             + (*outer).total_cost
             + op * nkeys * HASH_KEY_FACTOR * orows
-            + qual_per_tuple * rows.max(orows.min(irows))
-            + pg_sys::cpu_tuple_cost * rows;
+            + (qual_per_tuple + pg_sys::cpu_tuple_cost) * passing;
 
         let id = report::next_id();
         let mut private: *mut pg_sys::List =
