@@ -220,12 +220,18 @@ SELECT join_same($$SELECT jlo.id, ji.id, jlo.u, ji.u FROM jlo JOIN ji ON jlo.u =
 SELECT join_same($$SELECT jlo.id, ji.id FROM jlo FULL JOIN ji ON jlo.u COLLATE vj_ci = ji.u AND jlo.k = ji.k$$);
 SELECT join_same($$SELECT jlo.id FROM jlo WHERE EXISTS (SELECT FROM ji WHERE ji.u = jlo.u COLLATE vj_ci)$$);
 SELECT join_same($$SELECT jlo.id FROM jlo WHERE NOT EXISTS (SELECT FROM ji WHERE ji.u = jlo.u COLLATE vj_ci)$$);
+-- bpchar under the collation: trailing blanks ignored ('AB ' = 'ab').
+CREATE TABLE jndc AS SELECT g AS id, ((ARRAY['ab', 'AB ', 'Ab', 'b', 'B  ', NULL])[1 + g % 6])::char(4) COLLATE vj_ci AS c
+  FROM generate_series(1, 600) g;
+ANALYZE jndc;
+SELECT join_same($$SELECT a.id, b.id FROM jndc a JOIN jndc b ON a.c = b.c WHERE a.id < 100$$);
+SELECT join_same($$SELECT a.id, b.id FROM jndc a FULL JOIN jndc b ON a.c = b.c AND a.id = b.id + 3$$);
 SET vexec.mode = force;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM jlo JOIN ji ON jlo.u = ji.u COLLATE vj_ci;
 SELECT count(*) FILTER (WHERE jlo.u = ji.u COLLATE "C") AS same_bytes, count(*) AS matched
 FROM jlo JOIN ji ON jlo.u = ji.u COLLATE vj_ci;
 RESET vexec.mode;
-DROP TABLE jnd, jlo;
+DROP TABLE jnd, jlo, jndc;
 DROP COLLATION vj_ci;
 
 -- Rescans: under a correlated subquery (parameters change) and under a

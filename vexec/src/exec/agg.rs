@@ -385,8 +385,10 @@ unsafe extern "C-unwind" fn begin(
             .iter()
             .zip(&aggrefs)
             .map(|(it, &a)| {
-                (it.transition == Transition::CountDistinct(KeyKind::Collated))
-                    .then(|| SortKeys::new((*a).inputcollid))
+                let t = it.transition;
+                let trim = t == Transition::CountDistinct(KeyKind::CollatedBpchar);
+                (t == Transition::CountDistinct(KeyKind::Collated) || trim)
+                    .then(|| SortKeys::new((*a).inputcollid, trim))
             })
             .collect();
         let st = Box::new(AggState {
@@ -834,7 +836,11 @@ fn reads_arg_bytes(t: Transition) -> bool {
         t,
         Transition::MinMaxBytes { .. }
             | Transition::CountDistinct(
-                KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Collated
+                KeyKind::Bytes
+                    | KeyKind::Bpchar
+                    | KeyKind::Numeric
+                    | KeyKind::Collated
+                    | KeyKind::CollatedBpchar
             )
             | Transition::SumNumeric
             | Transition::AvgNumeric
@@ -920,9 +926,11 @@ unsafe fn key_datum(g: &Grouping, k: usize, group: usize) -> Option<usize> {
     unsafe {
         let t = g.key_output[k];
         match g.kinds[k] {
-            KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Collated => {
-                g.table.bytes_key(t, group).map(|b| palloc_varlena(b))
-            }
+            KeyKind::Bytes
+            | KeyKind::Bpchar
+            | KeyKind::Numeric
+            | KeyKind::Collated
+            | KeyKind::CollatedBpchar => g.table.bytes_key(t, group).map(|b| palloc_varlena(b)),
             KeyKind::Carried => unreachable!("a plan's keys are never Carried"),
             KeyKind::Uuid | KeyKind::Interval => g.table.bytes_key(t, group).map(|b| {
                 let p = pg_sys::palloc(b.len()) as *mut u8;

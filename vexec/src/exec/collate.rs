@@ -9,15 +9,18 @@ use vexec_core::batch::{Column, RowIdx};
 
 pub(crate) struct SortKeys {
     locale: pg_sys::pg_locale_t,
+    /// bpchar: sort keys of the values without their trailing blanks.
+    trim_blanks: bool,
     builder: SortKeyColumn,
 }
 
 impl SortKeys {
     /// # Safety
     /// `collid` is a valid collation (its locale is cached for the backend's life).
-    pub(crate) unsafe fn new(collid: pg_sys::Oid) -> SortKeys {
+    pub(crate) unsafe fn new(collid: pg_sys::Oid, trim_blanks: bool) -> SortKeys {
         SortKeys {
             locale: unsafe { pg_sys::pg_newlocale_from_collation(collid) },
+            trim_blanks,
             builder: SortKeyColumn::default(),
         }
     }
@@ -29,7 +32,7 @@ impl SortKeys {
     pub(crate) unsafe fn column(&mut self, col: &Column, rows: &[RowIdx]) -> Column {
         let locale = self.locale;
         unsafe {
-            self.builder.build(col, rows, |value, dest| {
+            self.builder.build(col, rows, self.trim_blanks, |value, dest| {
                 pg_sys::pg_strnxfrm(
                     dest.as_mut_ptr().cast(),
                     dest.len(),
@@ -57,6 +60,9 @@ pub(crate) unsafe fn for_kinds(
     kinds
         .iter()
         .zip(collations)
-        .map(|(&k, coll)| (k == vexec_core::agg::KeyKind::Collated).then(|| unsafe { SortKeys::new(coll) }))
+        .map(|(&k, coll)| {
+            k.is_collated()
+                .then(|| unsafe { SortKeys::new(coll, k == vexec_core::agg::KeyKind::CollatedBpchar) })
+        })
         .collect()
 }

@@ -421,6 +421,9 @@ pub(crate) fn key_kind(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<KeyKin
             Ok(if deterministic().is_ok() { KeyKind::Bytes } else { KeyKind::Collated })
         }
         TEXTOID | VARCHAROID => deterministic().map(|_| KeyKind::Bytes),
+        BPCHAROID if collid != pg_sys::InvalidOid => {
+            Ok(if deterministic().is_ok() { KeyKind::Bpchar } else { KeyKind::CollatedBpchar })
+        }
         BPCHAROID => deterministic().map(|_| KeyKind::Bpchar),
         pg_sys::NUMERICOID => Ok(KeyKind::Numeric),
         pg_sys::UUIDOID => Ok(KeyKind::Uuid),

@@ -158,7 +158,7 @@ impl Transition {
             Transition::MinMaxNumeric { max } => 16 + max as i32,
             Transition::Moments { fin: f } => 20 + fin(f),
             Transition::CountDistinct(k) => 30 + k.code(),
-            Transition::Fmgr { raises } => 40 + raises as i32,
+            Transition::Fmgr { raises } => 60 + raises as i32,
         }
     }
 
@@ -186,8 +186,8 @@ impl Transition {
             12 | 13 => Transition::MinMaxBytes { max: code == 13 },
             16 | 17 => Transition::MinMaxNumeric { max: code == 17 },
             20..=24 => Transition::Moments { fin: FINS[(code - 20) as usize] },
-            30..=39 => Transition::CountDistinct(KeyKind::from_code(code - 30)?),
-            40 | 41 => Transition::Fmgr { raises: code == 41 },
+            30..=59 => Transition::CountDistinct(KeyKind::from_code(code - 30)?),
+            60 | 61 => Transition::Fmgr { raises: code == 61 },
             _ => return None,
         })
     }
@@ -1327,13 +1327,13 @@ mod tests {
     #[test]
     fn transition_codes_round_trip() {
         let mut seen = std::collections::HashSet::new();
-        for code in -1..64 {
+        for code in -1..80 {
             if let Some(t) = Transition::from_code(code) {
                 assert_eq!(t.code(), code);
                 assert!(seen.insert(t.code()));
             }
         }
-        assert_eq!(seen.len(), 7 + 2 + 8 + 5 + 10 + 2);
+        assert_eq!(seen.len(), 7 + 2 + 8 + 5 + 11 + 2);
         // Every key kind's count(DISTINCT) comes back from its code.
         for k in (0..).map_while(KeyKind::from_code) {
             let t = Transition::CountDistinct(k);

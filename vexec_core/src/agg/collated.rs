@@ -16,7 +16,8 @@ pub struct SortKeyColumn {
 
 impl SortKeyColumn {
     /// A column of plain varlenas holding the sort keys of `col`'s rows
-    /// among `rows` (NULL where `col` is NULL; the other rows are NULL too).
+    /// among `rows` (NULL where `col` is NULL; the other rows are NULL too),
+    /// of each value without its trailing blanks when `trim_blanks` (bpchar).
     /// `xfrm(value, dest)` writes the sort key of `value` into `dest` when
     /// it fits and returns its length either way. The column points into
     /// this builder: it is valid until the next call.
@@ -27,6 +28,7 @@ impl SortKeyColumn {
         &mut self,
         col: &Column,
         rows: &[RowIdx],
+        trim_blanks: bool,
         mut xfrm: impl FnMut(&[u8], &mut [u8]) -> usize,
     ) -> Column {
         self.arena.clear();
@@ -37,7 +39,10 @@ impl SortKeyColumn {
                 continue;
             }
             // SAFETY: valid values are plain varlenas (the caller's promise).
-            let value = unsafe { varlena::bytes(col.values.datum(r) as *const u8) };
+            let mut value = unsafe { varlena::bytes(col.values.datum(r) as *const u8) };
+            if trim_blanks {
+                value = &value[..value.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1)];
+            }
             let start = self.arena.len();
             let guess = 2 * value.len() + 16;
             self.arena.resize(start + 4 + guess, 0);
@@ -113,7 +118,7 @@ mod tests {
         }
         let rows: Vec<RowIdx> = (0..6).collect();
         let mut b = SortKeyColumn::default();
-        let keys = unsafe { b.build(&col, &rows, fold) };
+        let keys = unsafe { b.build(&col, &rows, false, fold) };
         let mut t = GroupTable::new(&kinds);
         let mut out = vec![];
         unsafe { t.assign(&[&ints, &keys, &col], &rows, &mut out) };
@@ -127,12 +132,21 @@ mod tests {
         unsafe { t.hash_rows(&[&ints, &keys, &col], &[0, 1, 2], &mut h) };
         assert!(h[0] == h[1] && h[0] != h[2]);
         // Only the selected rows are built; the others read as NULL.
-        let keys = unsafe { b.build(&col, &[4], fold) };
+        let keys = unsafe { b.build(&col, &[4], false, fold) };
         assert!(keys.is_valid(4) && !keys.is_valid(0));
         let long = varlena::make_4b(&[b'x'; 300]);
         let mut c = Column::new(PhysType::Datum, 1);
         c.values.set_datum(0, long.as_ptr() as usize);
-        let keys = unsafe { b.build(&c, &[0], fold) };
+        let keys = unsafe { b.build(&c, &[0], false, fold) };
         assert_eq!(unsafe { varlena::bytes(keys.values.datum(0) as *const u8) }.len(), 620);
+        // bpchar: trailing blanks do not count ('ab ' = 'AB').
+        let padded = [varlena::make_1b(b"ab "), varlena::make_1b(b"AB"), varlena::make_1b(b"a b")];
+        let mut c = Column::new(PhysType::Datum, 3);
+        for (i, s) in padded.iter().enumerate() {
+            c.values.set_datum(i, s.as_ptr() as usize);
+        }
+        let keys = unsafe { b.build(&c, &[0, 1, 2], true, fold) };
+        let key = |i: usize| unsafe { varlena::bytes(keys.values.datum(i) as *const u8) }.to_vec();
+        assert!(key(0) == key(1) && key(0) != key(2));
     }
 }

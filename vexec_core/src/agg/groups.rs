@@ -62,6 +62,9 @@ pub enum KeyKind {
     Carried,
     /// interval (16 bytes by reference): by its span, as interval_eq.
     Interval,
+    /// bpchar under a nondeterministic collation: as `Collated`, the sort
+    /// key taken without trailing blanks (bpchareq and hashbpchar ignore them).
+    CollatedBpchar,
 }
 
 impl KeyKind {
@@ -78,12 +81,13 @@ impl KeyKind {
             KeyKind::Collated => 7,
             KeyKind::Carried => 8,
             KeyKind::Interval => 9,
+            KeyKind::CollatedBpchar => 10,
         }
     }
 
     /// The inverse of [`KeyKind::code`].
     pub fn from_code(code: i32) -> Option<KeyKind> {
-        const KINDS: [KeyKind; 10] = [
+        const KINDS: [KeyKind; 11] = [
             KeyKind::Int,
             KeyKind::Float4,
             KeyKind::Float8,
@@ -94,6 +98,7 @@ impl KeyKind {
             KeyKind::Collated,
             KeyKind::Carried,
             KeyKind::Interval,
+            KeyKind::CollatedBpchar,
         ];
         KINDS.get(usize::try_from(code).ok()?).copied()
     }
@@ -102,9 +107,14 @@ impl KeyKind {
     /// `Collated` key's sort key is compared as bytes.
     pub fn compared(self) -> KeyKind {
         match self {
-            KeyKind::Collated => KeyKind::Bytes,
+            KeyKind::Collated | KeyKind::CollatedBpchar => KeyKind::Bytes,
             k => k,
         }
+    }
+
+    /// Whether keys of this kind are compared by a sort key the host computes.
+    pub fn is_collated(self) -> bool {
+        matches!(self, KeyKind::Collated | KeyKind::CollatedBpchar)
     }
 
     /// Whether the table stores keys of this kind as bytes.
@@ -116,6 +126,7 @@ impl KeyKind {
                 | KeyKind::Numeric
                 | KeyKind::Uuid
                 | KeyKind::Collated
+                | KeyKind::CollatedBpchar
                 | KeyKind::Carried
                 | KeyKind::Interval
         )
@@ -129,7 +140,7 @@ pub fn table_layout(kinds: &[KeyKind]) -> (Vec<KeyKind>, Vec<usize>) {
     let mut table: Vec<KeyKind> = kinds.iter().map(|k| k.compared()).collect();
     let mut output = Vec::with_capacity(kinds.len());
     for (k, &kind) in kinds.iter().enumerate() {
-        if kind == KeyKind::Collated {
+        if kind.is_collated() {
             output.push(table.len());
             table.push(KeyKind::Carried);
         } else {
@@ -412,7 +423,7 @@ impl GroupTable {
         let keys = kinds
             .iter()
             .map(|k| {
-                assert!(*k != KeyKind::Collated, "the host gives a Collated key's sort key as Bytes");
+                assert!(!k.is_collated(), "the host gives a Collated key's sort key as Bytes");
                 if k.stores_bytes() {
                     KeyStore::Bytes { data: vec![], ends: vec![], nulls: vec![] }
                 } else {
