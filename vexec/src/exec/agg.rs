@@ -384,11 +384,9 @@ unsafe extern "C-unwind" fn begin(
         let distinct_sort_keys = items
             .iter()
             .zip(&aggrefs)
-            .map(|(it, &a)| {
-                let t = it.transition;
-                let trim = t == Transition::CountDistinct(KeyKind::CollatedBpchar);
-                (t == Transition::CountDistinct(KeyKind::Collated) || trim)
-                    .then(|| SortKeys::new((*a).inputcollid, trim))
+            .map(|(it, &a)| match it.transition {
+                Transition::CountDistinct(k) => SortKeys::for_kind(k, (*a).inputcollid),
+                _ => None,
             })
             .collect();
         let st = Box::new(AggState {

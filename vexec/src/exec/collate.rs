@@ -5,6 +5,7 @@
 
 use pgrx::pg_sys;
 use vexec_core::agg::collated::SortKeyColumn;
+use vexec_core::agg::KeyKind;
 use vexec_core::batch::{Column, RowIdx};
 
 pub(crate) struct SortKeys {
@@ -23,6 +24,15 @@ impl SortKeys {
             trim_blanks,
             builder: SortKeyColumn::default(),
         }
+    }
+
+    /// The builder for keys of `kind` under `collid`, when `kind` is compared
+    /// by sort key (None for the others).
+    ///
+    /// # Safety
+    /// As [`SortKeys::new`].
+    pub(crate) unsafe fn for_kind(kind: KeyKind, collid: pg_sys::Oid) -> Option<SortKeys> {
+        kind.is_collated().then(|| unsafe { SortKeys::new(collid, kind == KeyKind::CollatedBpchar) })
     }
 
     /// The sort keys of `col`'s rows among `rows`, valid until the next call.
@@ -54,15 +64,8 @@ impl SortKeys {
 /// # Safety
 /// As [`SortKeys::new`] for the collations of `Collated` kinds.
 pub(crate) unsafe fn for_kinds(
-    kinds: &[vexec_core::agg::KeyKind],
+    kinds: &[KeyKind],
     collations: impl IntoIterator<Item = pg_sys::Oid>,
 ) -> Vec<Option<SortKeys>> {
-    kinds
-        .iter()
-        .zip(collations)
-        .map(|(&k, coll)| {
-            k.is_collated()
-                .then(|| unsafe { SortKeys::new(coll, k == vexec_core::agg::KeyKind::CollatedBpchar) })
-        })
-        .collect()
+    kinds.iter().zip(collations).map(|(&k, coll)| unsafe { SortKeys::for_kind(k, coll) }).collect()
 }

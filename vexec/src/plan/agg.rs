@@ -403,11 +403,14 @@ pub(crate) fn key_kind(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<KeyKin
         BOOLOID, BPCHAROID, BYTEAOID, DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, OIDOID,
         TEXTOID, TIMEOID, TIMESTAMPOID, TIMESTAMPTZOID, VARCHAROID,
     };
-    let deterministic = || {
-        if crate::expr::compile::collation_allows(collid, true) {
-            Ok(())
+    // Text compares by bytes under a deterministic collation, else by sort key.
+    let by_collation = |bytes: KeyKind, sort_key: KeyKind| {
+        if collid == pg_sys::InvalidOid {
+            Err(format!("group key of type {} without a collation", type_name(typid)))
+        } else if crate::expr::compile::collation_allows(collid, true) {
+            Ok(bytes)
         } else {
-            Err(format!("group key of type {} under a nondeterministic collation", type_name(typid)))
+            Ok(sort_key)
         }
     };
     match typid {
@@ -416,15 +419,8 @@ pub(crate) fn key_kind(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<KeyKin
         FLOAT4OID => Ok(KeyKind::Float4),
         FLOAT8OID => Ok(KeyKind::Float8),
         BYTEAOID => Ok(KeyKind::Bytes),
-        // Under a nondeterministic collation: compared by sort key.
-        TEXTOID | VARCHAROID if collid != pg_sys::InvalidOid => {
-            Ok(if deterministic().is_ok() { KeyKind::Bytes } else { KeyKind::Collated })
-        }
-        TEXTOID | VARCHAROID => deterministic().map(|_| KeyKind::Bytes),
-        BPCHAROID if collid != pg_sys::InvalidOid => {
-            Ok(if deterministic().is_ok() { KeyKind::Bpchar } else { KeyKind::CollatedBpchar })
-        }
-        BPCHAROID => deterministic().map(|_| KeyKind::Bpchar),
+        TEXTOID | VARCHAROID => by_collation(KeyKind::Bytes, KeyKind::Collated),
+        BPCHAROID => by_collation(KeyKind::Bpchar, KeyKind::CollatedBpchar),
         pg_sys::NUMERICOID => Ok(KeyKind::Numeric),
         pg_sys::UUIDOID => Ok(KeyKind::Uuid),
         pg_sys::INTERVALOID => Ok(KeyKind::Interval),
@@ -475,29 +471,6 @@ unsafe fn group_keys(
     }
 }
 
-/// True when `node` reads a column other than through a group key or an
-/// aggregate (a walker over the target and HAVING; `ctx` is the keys).
-#[pg_guard]
-unsafe extern "C-unwind" fn reads_ungrouped(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
-    unsafe {
-        if node.is_null() {
-            return false;
-        }
-        let keys = &*(ctx as *const Vec<*mut pg_sys::Node>);
-        if keys.iter().any(|&k| pg_sys::equal(node.cast(), k.cast())) {
-            return false;
-        }
-        match (*node).type_ {
-            pg_sys::NodeTag::T_Aggref => false,
-            // A column, or a placeholder PostgreSQL would evaluate below us.
-            pg_sys::NodeTag::T_Var | pg_sys::NodeTag::T_PlaceHolderVar | pg_sys::NodeTag::T_GroupingFunc => {
-                true
-            }
-            _ => pg_sys::expression_tree_walker_impl(node, Some(reads_ungrouped), ctx),
-        }
-    }
-}
-
 /// What [`collect_ungrouped`] walks with: the keys, and the Vars found
 /// outside them and outside aggregates.
 struct Ungrouped {
@@ -536,6 +509,28 @@ unsafe extern "C-unwind" fn collect_ungrouped(node: *mut pg_sys::Node, ctx: *mut
     }
 }
 
+/// What the target and HAVING read outside `keys` and aggregates.
+unsafe fn ungrouped(
+    keys: &[(*mut pg_sys::Node, KeyKind)],
+    target: *mut pg_sys::List,
+    having: *mut pg_sys::Node,
+) -> Ungrouped {
+    unsafe {
+        let mut u = Ungrouped { keys: keys.iter().map(|k| k.0).collect(), found: Vec::new(), other: false };
+        let ctx = &mut u as *mut Ungrouped as *mut std::ffi::c_void;
+        collect_ungrouped(target.cast(), ctx);
+        collect_ungrouped(having, ctx);
+        u
+    }
+}
+
+impl Ungrouped {
+    /// Whether anything is read outside the keys and aggregates.
+    fn any(&self) -> bool {
+        self.other || !self.found.is_empty()
+    }
+}
+
 /// The columns the output reads outside `keys` and aggregates, when all
 /// are plain columns of key types. PostgreSQL accepts such a column only
 /// when a primary key among the GROUP BY determines it, so every row of a
@@ -546,10 +541,7 @@ unsafe fn dependent_columns(
     having: *mut pg_sys::Node,
 ) -> Option<Vec<(*mut pg_sys::Node, KeyKind)>> {
     unsafe {
-        let mut u = Ungrouped { keys: keys.iter().map(|k| k.0).collect(), found: Vec::new(), other: false };
-        let ctx = &mut u as *mut Ungrouped as *mut std::ffi::c_void;
-        collect_ungrouped(target.cast(), ctx);
-        collect_ungrouped(having, ctx);
+        let u = ungrouped(keys, target, having);
         if u.other || u.found.is_empty() {
             return None;
         }
@@ -622,9 +614,7 @@ unsafe fn refusal(
             Ok(k) => k,
             Err(why) => return Some(why.clone()),
         };
-        let mut key_exprs: Vec<*mut pg_sys::Node> = keys.iter().map(|k| k.0).collect();
-        let ctx = &mut key_exprs as *mut Vec<_> as *mut std::ffi::c_void;
-        if reads_ungrouped(target.cast(), ctx) || reads_ungrouped((*extra).havingQual, ctx) {
+        if ungrouped(keys, target, (*extra).havingQual).any() {
             return Some("columns outside aggregates and group keys".into());
         }
         if input_path(input_rel).is_none() {
@@ -689,10 +679,7 @@ unsafe fn consider(
         // them determines them (TPC-H Q10, Q18) are still output: group by
         // the keys as written then (the same groups).
         if let Ok(k) = &keys {
-            let mut exprs: Vec<*mut pg_sys::Node> = k.iter().map(|k| k.0).collect();
-            let ctx = &mut exprs as *mut Vec<_> as *mut std::ffi::c_void;
-            if !k.is_empty() && (reads_ungrouped((*target).exprs.cast(), ctx) || reads_ungrouped(having, ctx))
-            {
+            if !k.is_empty() && ungrouped(k, (*target).exprs, having).any() {
                 if let Ok(all) = group_keys(root, true) {
                     keys = Ok(all);
                 }
