@@ -126,11 +126,15 @@ def markdown(rows: list[dict], settings: dict | None = None, chart_files: dict |
             out.append(f"| {q} | " + " | ".join(fmt_ms(cells.get(c)) for c in cfgs) + " | " +
                        " | ".join(ratio(base, cells.get(c)) for c in speed_cfgs) + " |")
         out.append("")
-        slow = sorted(((cells.get(BASELINE), q) for q, cells in b["per_query_ms"].items()
-                       if isinstance(cells.get(BASELINE), float)), reverse=True)[:5]
-        out.append("Slowest queries (" + BASELINE + "): " +
-                   ", ".join(f"{q} ({fmt_ms(ms)} ms)" for ms, q in slow))
-        out.append("")
+        # The slowest queries of the baseline and of vexec's default mode: where
+        # the time goes, and what to work on next.
+        for c in [BASELINE] + [c for c in cfgs if c.startswith("auto")]:
+            slow = sorted(((cells.get(c), q) for q, cells in b["per_query_ms"].items()
+                           if isinstance(cells.get(c), float)), reverse=True)[:5]
+            if slow:
+                out.append(f"Slowest queries ({c}): " +
+                           ", ".join(f"{q} ({fmt_ms(ms)} ms)" for ms, q in slow))
+                out.append("")
         if chart_files and title in chart_files:
             out += [f"![speedups]({os.path.basename(chart_files[title])})", ""]
     return "\n".join(out)
