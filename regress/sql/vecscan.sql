@@ -397,3 +397,28 @@ SELECT *, (SELECT CASE WHEN o.approver_ref = 1 THEN '---' ELSE 'Approved' END) A
    END) AS status FROM vorders o;
 RESET vexec.mode;
 DROP TABLE vorders;
+
+-- Full batches without NULLs go through the kernels' one-loop paths (and
+-- subexpressions a batch computes once): errors are still PostgreSQL's, at
+-- PostgreSQL's row, here in the second and later batches.
+CREATE TABLE vdense (id int NOT NULL, a int NOT NULL, b bigint NOT NULL, s smallint NOT NULL, f float8 NOT NULL);
+INSERT INTO vdense SELECT g, g * 1000, g::bigint * 3000000000, g % 30000, g * 1e300 FROM generate_series(1, 5000) g;
+ANALYZE vdense;
+SELECT same($$SELECT sum(a + 1), sum(a - 7), sum(s + 1), sum(s * 2), sum(b + s), sum(f + a) FROM vdense$$);
+SELECT same($$SELECT a + 1, s + 1, b - a, a::int8, s::float8, a::float4, f * 2 FROM vdense WHERE id % 7 = 0$$);
+SELECT same($$SELECT a * 1000 FROM vdense$$);
+SELECT same($$SELECT id FROM vdense WHERE a * 1000 > 0$$);
+SELECT same($$SELECT s + 2147483000 FROM vdense$$);
+SELECT same($$SELECT (a::int8 * 2)::int4, (a::int8 * 1000)::int4 FROM vdense WHERE id < 2100$$);
+SELECT same($$SELECT (a::int8 * 1000)::int4 FROM vdense$$);
+SELECT same($$SELECT a::int2 FROM vdense WHERE id > 20$$);
+SELECT same($$SELECT (a - 5000000)::int2 FROM vdense WHERE id > 4990$$);
+SELECT same($$SELECT f * 1e5 FROM vdense$$);
+SELECT same($$SELECT f / 1e300, f - f, f / f FROM vdense$$);
+-- Repeated subexpressions, also under a CASE that computes them for fewer rows.
+SELECT same($$SELECT sum(s + 1), sum(s + 1), sum((s + 1) * 2), avg(s::int8 + a), avg(s::int8 + a) FROM vdense$$);
+SELECT same($$SELECT a + 1, a + 1, (a + 1) * 3 FROM vdense WHERE id % 1000 = 0$$);
+SELECT same($$SELECT CASE WHEN id % 2 = 0 THEN a * 1000 ELSE 0 END, a * 1000 FROM vdense WHERE id < 2000$$);
+SELECT same($$SELECT CASE WHEN id > 6000 THEN a * 1000 END, CASE WHEN id > 6000 THEN a * 1000 END FROM vdense$$);
+SELECT same($$SELECT x.a + 1, x.a + 1, (x.a + 1) * 2, y.s + 1 FROM vdense x JOIN vdense y USING (id) WHERE x.id % 500 = 0$$);
+DROP TABLE vdense;

@@ -48,6 +48,8 @@ pub struct Projection {
     eval_inputs: Vec<usize>,
     /// Computed targets are evaluated at each row, right after its quals.
     pub per_row: bool,
+    /// Subexpressions computed once per batch (see `EvalCtx::shared`).
+    shared: Vec<VExpr>,
     /// per_row: each computed target's value and NULL flag per output row.
     row_values: Vec<Vec<usize>>,
     row_nulls: Vec<Vec<bool>>,
@@ -84,6 +86,7 @@ impl Projection {
                 kernel_inputs: Vec::new(),
                 eval_inputs: Vec::new(),
                 per_row,
+                shared: Vec::new(),
                 row_values: Vec::new(),
                 row_nulls: Vec::new(),
                 row_mode_batches: 0,
@@ -133,8 +136,16 @@ impl Projection {
             p.scaled = vec![false; n];
             p.row_values = vec![vec![0; vexec_core::batch::BATCH_CAPACITY]; n];
             p.row_nulls = vec![vec![true; vexec_core::batch::BATCH_CAPACITY]; n];
+            p.find_shared();
             p
         }
+    }
+
+    /// Recompute `shared` after the kernel targets change.
+    fn find_shared(&mut self) {
+        let kernels =
+            self.targets.iter().filter_map(|t| if let Target::Kernel(e) = t { Some(e) } else { None });
+        self.shared = vexec_core::expr::shared_subexpressions(kernels);
     }
 
     /// The scan columns a batch must be gathered for.
@@ -200,6 +211,7 @@ impl Projection {
             e.remap_columns(&new_index);
             self.targets[t] = Target::Kernel(e);
             self.scaled[t] = true;
+            self.find_shared();
             Some(scale)
         }
     }
@@ -257,6 +269,7 @@ impl Projection {
                     param_types: &[],
                     len: n,
                     host: &mut host,
+                    shared: &self.shared,
                     memo: Vec::new(),
                 };
                 for (t, target) in self.targets.iter().enumerate() {

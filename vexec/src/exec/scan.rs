@@ -94,9 +94,20 @@ struct Program {
     /// Inputs the kernel quals read: read for every row. The others are
     /// read only for rows the kernel quals keep (late materialization).
     early: Vec<bool>,
+    /// Subexpressions computed once per batch (see `EvalCtx::shared`).
+    shared: Vec<VExpr>,
 }
 
 impl Program {
+    /// Recompute `shared` after the kernel expressions change.
+    fn find_shared(&mut self) {
+        let quals =
+            self.quals.iter().filter_map(|q| if let QualItem::Kernel(e) = q { Some(e) } else { None });
+        let targets =
+            self.targets.iter().filter_map(|t| if let TargetItem::Kernel(e) = t { Some(e) } else { None });
+        self.shared = expr::shared_subexpressions(quals.chain(targets));
+    }
+
     fn has_fallback(&self) -> bool {
         self.quals.iter().any(|q| matches!(q, QualItem::Fallback))
             || self.targets.iter().any(|t| matches!(t, TargetItem::Fallback))
@@ -318,7 +329,19 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
             early.iter_mut().for_each(|e| *e = true);
         }
         let param_types = c.params.iter().map(|p| p.phys).collect();
-        Program { inputs, quals, targets, target_phys, params, param_types, needs_tids, early }
+        let mut p = Program {
+            inputs,
+            quals,
+            targets,
+            target_phys,
+            params,
+            param_types,
+            needs_tids,
+            early,
+            shared: vec![],
+        };
+        p.find_shared();
+        p
     }
 }
 
@@ -493,6 +516,7 @@ impl ScanState {
                 param_types: &self.program.param_types,
                 len: self.capacity,
                 host: &mut host,
+                shared: &self.program.shared,
                 memo: Vec::new(),
             };
             let fallback_quals = self.program.quals.iter().any(|q| matches!(q, QualItem::Fallback));
@@ -523,6 +547,7 @@ impl ScanState {
             param_types: &self.program.param_types,
             len: self.capacity,
             host: &mut host,
+            shared: &self.program.shared,
             memo: Vec::new(),
         };
         self.out.clear();
@@ -739,6 +764,7 @@ pub unsafe fn request_scaled(node: *mut pg_sys::CustomScanState, target: usize) 
         }
         e.remap_columns(&new_index);
         program.targets[target] = TargetItem::Kernel(e);
+        program.find_shared();
         Some(scale)
     }
 }

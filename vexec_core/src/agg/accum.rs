@@ -404,15 +404,38 @@ fn float4_pl(a: f32, b: f32) -> Option<f32> {
     (!(r.is_infinite() && !a.is_infinite() && !b.is_infinite())).then_some(r)
 }
 
-#[inline]
-fn int_value(values: &Values, i: usize) -> i64 {
-    match values {
-        Values::Bool(v) => v[i] as i64,
-        Values::I16(v) => v[i] as i64,
-        Values::I32(v) => v[i] as i64,
-        Values::I64(v) => v[i],
-        other => panic!("integer aggregate over a {:?} column", other.phys_type()),
-    }
+/// `for (g, r) in live { let x = <row r's value as i64>; body }` with the
+/// column's type matched once, not per row.
+macro_rules! for_ints {
+    ($values:expr, $live:expr, |$g:ident, $r:ident, $x:ident| $body:block) => {
+        match $values {
+            Values::Bool(v) => {
+                for ($g, $r) in $live {
+                    let $x = v[$r] as i64;
+                    $body
+                }
+            }
+            Values::I16(v) => {
+                for ($g, $r) in $live {
+                    let $x = v[$r] as i64;
+                    $body
+                }
+            }
+            Values::I32(v) => {
+                for ($g, $r) in $live {
+                    let $x = v[$r] as i64;
+                    $body
+                }
+            }
+            Values::I64(v) => {
+                for ($g, $r) in $live {
+                    let $x = v[$r];
+                    $body
+                }
+            }
+            other => panic!("integer aggregate over a {:?} column", other.phys_type()),
+        }
+    };
 }
 
 #[inline]
@@ -567,21 +590,21 @@ impl Accumulator {
                 }
             }
             (State::DistinctInts { counts, seen }, _) => {
-                for (g, r) in live {
-                    counts[g] += seen.insert((g as u32, int_value(&col.values, r))) as i64;
-                }
+                for_ints!(&col.values, live, |g, _r, x| {
+                    counts[g] += seen.insert((g as u32, x)) as i64;
+                })
             }
             (State::IntSum { sums, counts }, _) => {
-                for (g, r) in live {
-                    sums[g] = sums[g].wrapping_add(int_value(&col.values, r));
+                for_ints!(&col.values, live, |g, _r, x| {
+                    sums[g] = sums[g].wrapping_add(x);
                     counts[g] += 1;
-                }
+                })
             }
             (State::WideSum { sums, counts }, _) => {
-                for (g, r) in live {
-                    sums[g] += int_value(&col.values, r) as i128;
+                for_ints!(&col.values, live, |g, _r, x| {
+                    sums[g] += x as i128;
                     counts[g] += 1;
-                }
+                })
             }
             (State::F32Sum { sums, seen }, _) => {
                 let Values::F32(v) = &col.values else { panic!("sum(float4) over a non-float4 column") };
@@ -634,13 +657,12 @@ impl Accumulator {
                 }
             }
             (State::IntExtreme { values, seen }, Transition::MinMaxInt { max }) => {
-                for (g, r) in live {
-                    let x = int_value(&col.values, r);
+                for_ints!(&col.values, live, |g, _r, x| {
                     if !seen[g] || (if max { x > values[g] } else { x < values[g] }) {
                         values[g] = x;
                         seen[g] = true;
                     }
-                }
+                })
             }
             (State::FloatExtreme { values, seen }, Transition::MinMaxFloat { max }) => {
                 for (g, r) in live {

@@ -50,6 +50,26 @@ impl Bitmap {
             && (self.len % 8 == 0 || self.bytes[full] == (1u8 << (self.len % 8)) - 1)
     }
 
+    /// True when rows `0..m` are all valid (checks whole bytes).
+    pub fn all_set_upto(&self, m: usize) -> bool {
+        debug_assert!(m <= self.len);
+        let full = m / 8;
+        self.bytes[..full].iter().all(|&b| b == 0xff) && {
+            let mask = (1u8 << (m % 8)).wrapping_sub(1);
+            m % 8 == 0 || self.bytes[full] & mask == mask
+        }
+    }
+
+    /// Mark rows `0..m` valid (whole bytes at a time).
+    pub fn set_valid_upto(&mut self, m: usize) {
+        debug_assert!(m <= self.len);
+        let full = m / 8;
+        self.bytes[..full].fill(0xff);
+        if m % 8 != 0 {
+            self.bytes[full] |= (1u8 << (m % 8)) - 1;
+        }
+    }
+
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.bytes.as_mut_ptr()
     }
@@ -91,5 +111,23 @@ mod tests {
         assert!(b.all_set());
         b.set(15, false);
         assert!(!b.all_set());
+    }
+
+    #[test]
+    fn prefixes_agree_with_single_bits() {
+        for len in [1usize, 7, 8, 9, 17, 1024] {
+            for hole in 0..len.min(20) {
+                let mut b = Bitmap::all_valid(len);
+                b.set(hole, false);
+                for m in 0..=len {
+                    assert_eq!(b.all_set_upto(m), (0..m).all(|i| b.get(i)), "len {len} hole {hole} m {m}");
+                }
+                let mut c = Bitmap::all_valid(len);
+                c.set_all(false);
+                let m = (hole * 7) % (len + 1);
+                c.set_valid_upto(m);
+                assert!((0..len).all(|i| c.get(i) == (i < m)), "len {len} m {m}");
+            }
+        }
     }
 }

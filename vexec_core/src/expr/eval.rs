@@ -6,6 +6,11 @@ use super::kernels::{self, arith, cast, cmp, like, text};
 use super::{BoolTestKind, CmpKind, CmpOp, ConstSet, EvalCtx, KernelError, VExpr};
 use crate::batch::{varlena, Column, PhysType, RowIdx, Values};
 
+/// Whether `e` occurs more than once in this context's expressions.
+fn is_shared(ctx: &EvalCtx, e: &VExpr) -> bool {
+    ctx.shared.iter().any(|s| s == e)
+}
+
 /// `e` as computed earlier in this evaluation for exactly the rows `sel`.
 /// (Kernels are pure: an equal expression has equal values.)
 fn memo_get(ctx: &EvalCtx, e: &VExpr, sel: &[RowIdx]) -> Option<Column> {
@@ -32,14 +37,17 @@ pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kern
             out
         }
         VExpr::Arith { op, phys, left, right } => {
-            if let Some(m) = memo_get(ctx, e, sel) {
+            let shared = is_shared(ctx, e);
+            if let Some(m) = shared.then(|| memo_get(ctx, e, sel)).flatten() {
                 return Ok(m);
             }
             let l = eval(left, ctx, sel)?;
             let r = eval(right, ctx, sel)?;
             let mut out = Column::new(*phys, len);
             arith::arith(*op, &l, &r, sel, &mut out)?;
-            ctx.memo.push((e.clone(), sel.to_vec(), out.clone()));
+            if shared {
+                ctx.memo.push((e.clone(), sel.to_vec(), out.clone()));
+            }
             out
         }
         VExpr::Neg { phys, arg } => {
@@ -49,9 +57,16 @@ pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kern
             out
         }
         VExpr::Cast { op, to, arg } => {
+            let shared = is_shared(ctx, e);
+            if let Some(m) = shared.then(|| memo_get(ctx, e, sel)).flatten() {
+                return Ok(m);
+            }
             let a = eval(arg, ctx, sel)?;
             let mut out = Column::new(*to, len);
             cast::cast(*op, &a, sel, &mut out)?;
+            if shared {
+                ctx.memo.push((e.clone(), sel.to_vec(), out.clone()));
+            }
             out
         }
         VExpr::Date { op, left, right } => {
@@ -155,7 +170,8 @@ pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kern
                 kernels::numeric::to_scaled(&a, *scale, sel, &mut out)?;
                 return Ok(out);
             };
-            if let Some(m) = memo_get(ctx, e, sel) {
+            let shared = is_shared(ctx, e);
+            if let Some(m) = shared.then(|| memo_get(ctx, e, sel)).flatten() {
                 return Ok(m);
             }
             // Read the input column in place unless a value needs detoasting.
@@ -166,7 +182,9 @@ pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kern
                 let a = eval_plain(arg, CmpKind::Text, ctx, sel)?;
                 kernels::numeric::to_scaled(&a, *scale, sel, &mut out)?;
             }
-            ctx.memo.push((e.clone(), sel.to_vec(), out.clone()));
+            if shared {
+                ctx.memo.push((e.clone(), sel.to_vec(), out.clone()));
+            }
             out
         }
         VExpr::Case { arms, otherwise, phys } => {
@@ -392,8 +410,15 @@ pub fn fold_constants(e: VExpr) -> VExpr {
             return e;
         }
         let mut host = NoHost;
-        let mut ctx =
-            EvalCtx { inputs: &[], params: &[], param_types: &[], len: 1, host: &mut host, memo: Vec::new() };
+        let mut ctx = EvalCtx {
+            inputs: &[],
+            params: &[],
+            param_types: &[],
+            len: 1,
+            host: &mut host,
+            shared: &[],
+            memo: Vec::new(),
+        };
         match eval(&e, &mut ctx, &[0]) {
             Ok(c) => {
                 VExpr::Const { value: c.is_valid(0).then(|| c.values.datum(0)), phys: c.values.phys_type() }
@@ -551,15 +576,17 @@ mod tests {
         store.iter().enumerate().for_each(|(i, v)| col.values.set_datum(i, v.as_ptr() as usize));
         let inputs = [col];
         let mut host = NoHost;
+        let e = VExpr::NumericToScaled { scale: 2, arg: Box::new(VExpr::Column { index: 0 }) };
+        let shared = [e.clone()];
         let mut ctx = EvalCtx {
             inputs: &inputs,
             params: &[],
             param_types: &[],
             len: 2,
             host: &mut host,
+            shared: &shared,
             memo: Vec::new(),
         };
-        let e = VExpr::NumericToScaled { scale: 2, arg: Box::new(VExpr::Column { index: 0 }) };
         let first = eval(&e, &mut ctx, &[0]).unwrap();
         assert_eq!(first.values.datum(0) as i64, 150);
         // Another selection is read again, not served rows it lacks.
@@ -578,32 +605,77 @@ mod tests {
         a.validity.set(2, false);
         let inputs = [a];
         let mut host = NoHost;
+        let sq =
+            || Box::new(VExpr::Arith { op: ArithOp::Mul, phys: PhysType::I64, left: col(0), right: col(0) });
+        let e = VExpr::Arith { op: ArithOp::Add, phys: PhysType::I64, left: sq(), right: sq() };
+        let shared = crate::expr::shared_subexpressions([&e]);
+        assert_eq!(shared, vec![*sq()], "the square occurs twice, the sum once");
         let mut ctx = EvalCtx {
             inputs: &inputs,
             params: &[],
             param_types: &[],
             len: 3,
             host: &mut host,
+            shared: &shared,
             memo: Vec::new(),
         };
-        let sq =
-            || Box::new(VExpr::Arith { op: ArithOp::Mul, phys: PhysType::I64, left: col(0), right: col(0) });
-        let e = VExpr::Arith { op: ArithOp::Add, phys: PhysType::I64, left: sq(), right: sq() };
         let c = eval(&e, &mut ctx, &[0, 1, 2]).unwrap();
         assert_eq!((c.values.datum(0), c.values.datum(1), c.is_valid(2)), (8, 18, false));
-        // One entry for the square, one for the sum.
-        assert_eq!(ctx.memo.len(), 2);
+        // One entry, for the square: the sum is not kept.
+        assert_eq!(ctx.memo.len(), 1);
         assert_eq!(eval(&sq(), &mut ctx, &[0, 1, 2]).unwrap().values.datum(1), 9);
-        assert_eq!(ctx.memo.len(), 2);
+        assert_eq!(ctx.memo.len(), 1);
         eval(&sq(), &mut ctx, &[1]).unwrap();
-        assert_eq!(ctx.memo.len(), 3, "another selection is computed again");
+        assert_eq!(ctx.memo.len(), 2, "another selection is computed again");
+    }
+
+    /// ClickBench Q29's shape: 90 sums of `c + k` share the widening of `c`
+    /// and nothing else.
+    #[test]
+    fn only_repeated_subexpressions_are_shared() {
+        let widen =
+            || Box::new(VExpr::Cast { op: crate::expr::CastOp::IntToInt, to: PhysType::I32, arg: col(0) });
+        let sums: Vec<VExpr> = (0..90)
+            .map(|k| VExpr::Arith { op: ArithOp::Add, phys: PhysType::I32, left: widen(), right: int(k) })
+            .collect();
+        assert_eq!(crate::expr::shared_subexpressions(&sums), vec![*widen()]);
+        assert_eq!(crate::expr::shared_subexpressions(&sums[..1]), vec![]);
+        // Below a repeated node only its first occurrence counts.
+        let twice = [sums[3].clone(), sums[3].clone()];
+        assert_eq!(crate::expr::shared_subexpressions(&twice), vec![sums[3].clone()]);
+        let mut i16s = Column::new(PhysType::I16, 3);
+        (0..3).for_each(|i| i16s.values.set_datum(i, (i * 100) as usize));
+        let inputs = [i16s];
+        let shared = crate::expr::shared_subexpressions(&sums);
+        let mut host = NoHost;
+        let mut ctx = EvalCtx {
+            inputs: &inputs,
+            params: &[],
+            param_types: &[],
+            len: 3,
+            host: &mut host,
+            shared: &shared,
+            memo: Vec::new(),
+        };
+        for (k, e) in sums.iter().enumerate() {
+            let c = eval(e, &mut ctx, &[0, 1, 2]).unwrap();
+            assert_eq!(c.values.datum(2), 200 + k);
+        }
+        assert_eq!(ctx.memo.len(), 1, "the widened column, once");
     }
 
     fn run(e: &VExpr, inputs: &[Column]) -> Result<Vec<Option<i64>>, KernelError> {
         let len = inputs[0].len();
         let mut host = NoHost;
-        let mut ctx =
-            EvalCtx { inputs, params: &[], param_types: &[], len, host: &mut host, memo: Vec::new() };
+        let mut ctx = EvalCtx {
+            inputs,
+            params: &[],
+            param_types: &[],
+            len,
+            host: &mut host,
+            shared: &[],
+            memo: Vec::new(),
+        };
         let c = eval(e, &mut ctx, &full_selection(len))?;
         Ok((0..len).map(|i| c.is_valid(i).then(|| c.values.datum(i) as i64)).collect())
     }
@@ -621,8 +693,15 @@ mod tests {
     fn run_filter(e: &VExpr, inputs: &[Column]) -> Result<Vec<RowIdx>, KernelError> {
         let len = inputs[0].len();
         let mut host = NoHost;
-        let mut ctx =
-            EvalCtx { inputs, params: &[], param_types: &[], len, host: &mut host, memo: Vec::new() };
+        let mut ctx = EvalCtx {
+            inputs,
+            params: &[],
+            param_types: &[],
+            len,
+            host: &mut host,
+            shared: &[],
+            memo: Vec::new(),
+        };
         let mut sel = full_selection(len);
         filter(e, &mut ctx, &mut sel)?;
         Ok(sel)

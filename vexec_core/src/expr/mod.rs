@@ -364,11 +364,49 @@ pub struct EvalCtx<'a> {
     /// Rows in the batch (the length of every column).
     pub len: usize,
     pub host: &'a mut dyn Host,
-    /// Subexpressions already computed in this evaluation, with the rows
-    /// they were computed for: numeric columns read as scaled integers and
-    /// arithmetic. TPC-H Q1 reads each of its numeric columns into two or
-    /// three aggregate arguments and computes `price * (1 - discount)` in two.
+    /// The subexpressions that occur more than once among the expressions
+    /// evaluated with this context ([`shared_subexpressions`], computed once
+    /// per plan). Only these are looked up in and kept in `memo`: for the
+    /// others that costs more than computing them (ClickBench Q29 sums 90
+    /// different expressions of one column).
+    pub shared: &'a [VExpr],
+    /// Shared subexpressions already computed in this evaluation, with the
+    /// rows they were computed for: numeric columns read as scaled integers,
+    /// arithmetic and casts. TPC-H Q1 reads each of its numeric columns into
+    /// two or three aggregate arguments and computes `price * (1 - discount)`
+    /// in two.
     pub memo: Vec<(VExpr, Vec<RowIdx>, Column)>,
+}
+
+impl VExpr {
+    /// Whether the evaluator keeps this node's result for a second
+    /// occurrence: the nodes whose result costs a kernel pass.
+    pub fn memoizable(&self) -> bool {
+        match self {
+            VExpr::Arith { .. } | VExpr::Cast { .. } => true,
+            VExpr::NumericToScaled { arg, .. } => matches!(**arg, VExpr::Column { .. }),
+            _ => false,
+        }
+    }
+}
+
+/// The memoizable subexpressions that occur more than once among `roots`
+/// (the value of [`EvalCtx::shared`]). Below a repeated node only its first
+/// occurrence is walked: the others are served whole from the memo.
+pub fn shared_subexpressions<'e>(roots: impl IntoIterator<Item = &'e VExpr>) -> Vec<VExpr> {
+    fn walk<'e>(e: &'e VExpr, seen: &mut Vec<(&'e VExpr, usize)>) {
+        if e.memoizable() {
+            if let Some((_, n)) = seen.iter_mut().find(|(s, _)| *s == e) {
+                *n += 1;
+                return;
+            }
+            seen.push((e, 1));
+        }
+        e.children().into_iter().for_each(|c| walk(c, seen));
+    }
+    let mut seen = Vec::new();
+    roots.into_iter().for_each(|e| walk(e, &mut seen));
+    seen.into_iter().filter(|&(_, n)| n > 1).map(|(e, _)| e.clone()).collect()
 }
 
 #[cfg(test)]

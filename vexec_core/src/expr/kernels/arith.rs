@@ -21,6 +21,10 @@ trait CheckedInt: Copy + Default {
     fn c_div(self, o: Self) -> Option<Self>;
     fn c_rem(self, o: Self) -> Option<Self>;
     fn c_neg(self) -> Option<Self>;
+    /// Wrapping results with an overflow flag, for the one-loop path.
+    fn o_add(self, o: Self) -> (Self, bool);
+    fn o_sub(self, o: Self) -> (Self, bool);
+    fn o_mul(self, o: Self) -> (Self, bool);
     fn is_zero(self) -> bool;
     fn is_minus_one(self) -> bool;
 }
@@ -51,6 +55,15 @@ macro_rules! checked_int {
             fn c_neg(self) -> Option<Self> {
                 self.checked_neg()
             }
+            fn o_add(self, o: Self) -> (Self, bool) {
+                self.overflowing_add(o)
+            }
+            fn o_sub(self, o: Self) -> (Self, bool) {
+                self.overflowing_sub(o)
+            }
+            fn o_mul(self, o: Self) -> (Self, bool) {
+                self.overflowing_mul(o)
+            }
             fn is_zero(self) -> bool {
                 self == 0
             }
@@ -74,6 +87,70 @@ fn int_op<T: CheckedInt>(
     out: &mut [T],
     validity: &mut crate::batch::Bitmap,
 ) -> Result<(), KernelError> {
+    // Rows 0..m without NULLs: + - * in one wrapping loop with an overflow
+    // flag (vectorized); only if some row overflowed, the row loop below
+    // finds the first one.
+    if let Some(m) = super::dense(sel) {
+        if l.validity.all_set_upto(m) && r.validity.all_set_upto(m) {
+            let f: Option<fn(T, T) -> (T, bool)> = match op {
+                ArithOp::Add => Some(T::o_add),
+                ArithOp::Sub => Some(T::o_sub),
+                ArithOp::Mul => Some(T::o_mul),
+                ArithOp::Div | ArithOp::Mod => None,
+            };
+            if let Some(f) = f {
+                let mut overflow = false;
+                for ((o, &x), &y) in out[..m].iter_mut().zip(&a[..m]).zip(&b[..m]) {
+                    let (v, ovf) = f(x, y);
+                    *o = v;
+                    overflow |= ovf;
+                }
+                if !overflow {
+                    validity.set_valid_upto(m);
+                    return Ok(());
+                }
+            }
+        }
+    }
+    match op {
+        ArithOp::Add => int_rows(|x: T, y| x.c_add(y), a, b, l, r, sel, out, validity),
+        ArithOp::Sub => int_rows(|x: T, y| x.c_sub(y), a, b, l, r, sel, out, validity),
+        ArithOp::Mul => int_rows(|x: T, y| x.c_mul(y), a, b, l, r, sel, out, validity),
+        ArithOp::Div => int_rows(
+            |x: T, y| {
+                if y.is_zero() || (y.is_minus_one() && x.c_neg().is_none()) {
+                    None
+                } else {
+                    x.c_div(y)
+                }
+            },
+            a,
+            b,
+            l,
+            r,
+            sel,
+            out,
+            validity,
+        ),
+        ArithOp::Mod => {
+            int_rows(|x: T, y| if y.is_zero() { None } else { x.c_rem(y) }, a, b, l, r, sel, out, validity)
+        }
+    }
+}
+
+/// Row by row with the operation fixed (`f` is None where PostgreSQL raises).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn int_rows<T: CheckedInt>(
+    f: impl Fn(T, T) -> Option<T>,
+    a: &[T],
+    b: &[T],
+    l: &Column,
+    r: &Column,
+    sel: &[RowIdx],
+    out: &mut [T],
+    validity: &mut crate::batch::Bitmap,
+) -> Result<(), KernelError> {
     for &row in sel {
         let i = row as usize;
         let valid = l.validity.get(i) && r.validity.get(i);
@@ -81,27 +158,7 @@ fn int_op<T: CheckedInt>(
         if !valid {
             continue;
         }
-        let (x, y) = (a[i], b[i]);
-        let v = match op {
-            ArithOp::Add => x.c_add(y),
-            ArithOp::Sub => x.c_sub(y),
-            ArithOp::Mul => x.c_mul(y),
-            ArithOp::Div => {
-                if y.is_zero() || (y.is_minus_one() && x.c_neg().is_none()) {
-                    None
-                } else {
-                    x.c_div(y)
-                }
-            }
-            ArithOp::Mod => {
-                if y.is_zero() {
-                    None
-                } else {
-                    x.c_rem(y)
-                }
-            }
-        };
-        match v {
+        match f(a[i], b[i]) {
             Some(v) => out[i] = v,
             None => return Err(KernelError { row }),
         }
@@ -185,6 +242,32 @@ fn float_apply<F: Float>(op: ArithOp, x: F, y: F) -> Option<F> {
     }
 }
 
+/// [`float_apply`] without branches: the value and whether PostgreSQL
+/// raises, for the one-loop path (`&`/`|`, not `&&`/`||`, so that the loop
+/// vectorizes).
+#[inline(always)]
+fn float_flagged<F: Float>(op: ArithOp, x: F, y: F) -> (F, bool) {
+    let zero = F::ZERO;
+    match op {
+        ArithOp::Add | ArithOp::Sub => {
+            let v = if op == ArithOp::Add { x.add(y) } else { x.sub(y) };
+            (v, v.is_inf() & !x.is_inf() & !y.is_inf())
+        }
+        ArithOp::Mul => {
+            let v = x.mul(y);
+            (v, (v.is_inf() & !x.is_inf() & !y.is_inf()) | ((v == zero) & (x != zero) & (y != zero)))
+        }
+        ArithOp::Div => {
+            let v = x.div(y);
+            let bad = ((y == zero) & !x.is_nan_())
+                | (v.is_inf() & !x.is_inf())
+                | ((v == zero) & (x != zero) & !y.is_inf());
+            (v, bad)
+        }
+        ArithOp::Mod => (zero, true),
+    }
+}
+
 fn float_op<F: Float>(
     op: ArithOp,
     a: &[F],
@@ -195,6 +278,32 @@ fn float_op<F: Float>(
     out: &mut [F],
     validity: &mut crate::batch::Bitmap,
 ) -> Result<(), KernelError> {
+    if let Some(m) = super::dense(sel) {
+        if op != ArithOp::Mod && l.validity.all_set_upto(m) && r.validity.all_set_upto(m) {
+            #[inline(always)]
+            fn run<F: Float>(op: ArithOp, a: &[F], b: &[F], out: &mut [F]) -> bool {
+                let mut bad = false;
+                for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+                    let (v, e) = float_flagged(op, x, y);
+                    *o = v;
+                    bad |= e;
+                }
+                !bad
+            }
+            let (a, b, o) = (&a[..m], &b[..m], &mut out[..m]);
+            // The operation is a constant in each loop.
+            let ok = match op {
+                ArithOp::Add => run(ArithOp::Add, a, b, o),
+                ArithOp::Sub => run(ArithOp::Sub, a, b, o),
+                ArithOp::Mul => run(ArithOp::Mul, a, b, o),
+                _ => run(ArithOp::Div, a, b, o),
+            };
+            if ok {
+                validity.set_valid_upto(m);
+                return Ok(());
+            }
+        }
+    }
     for &row in sel {
         let i = row as usize;
         let valid = l.validity.get(i) && r.validity.get(i);
@@ -379,5 +488,81 @@ mod tests {
         assert!(date(DateOp::Diff, &i32c(&[i32::MAX]), &i32c(&[0]), &[0], &mut out).is_err());
         date(DateOp::Diff, &i32c(&[10]), &i32c(&[-5]), &[0], &mut out).unwrap();
         assert_eq!(&out.values, &Values::I32(vec![15, i32::MAX, i32::MIN]));
+    }
+
+    /// The branch-free float rules are float_apply's, on every pair of
+    /// special values.
+    #[test]
+    fn flagged_floats_agree_with_float_apply() {
+        let vals = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.5,
+            1e-300,
+            1e300,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+        ];
+        for op in [ArithOp::Add, ArithOp::Sub, ArithOp::Mul, ArithOp::Div] {
+            for &x in &vals {
+                for &y in &vals {
+                    let (v, bad) = float_flagged(op, x, y);
+                    match float_apply(op, x, y) {
+                        None => assert!(bad, "{op:?} {x} {y}"),
+                        Some(w) => {
+                            assert!(!bad, "{op:?} {x} {y}");
+                            assert_eq!(v.to_bits(), w.to_bits(), "{op:?} {x} {y}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The one-loop path gives the row-by-row answers, errors included.
+    #[test]
+    fn dense_selections_agree_with_scalar_rules() {
+        let xs = [0i32, 1, -1, 46341, i32::MAX, i32::MIN, 7, -3];
+        for op in [ArithOp::Add, ArithOp::Sub, ArithOp::Mul, ArithOp::Div, ArithOp::Mod] {
+            let scalar = |x: i32, y: i32| match op {
+                ArithOp::Add => x.checked_add(y),
+                ArithOp::Sub => x.checked_sub(y),
+                ArithOp::Mul => x.checked_mul(y),
+                ArithOp::Div => x.checked_div(y),
+                ArithOp::Mod => {
+                    if y == -1 {
+                        Some(0)
+                    } else {
+                        x.checked_rem(y)
+                    }
+                }
+            };
+            for &y in &xs {
+                let (l, r) = (i32c(&xs), i32c(&[y; 8]));
+                for m in 1..=xs.len() {
+                    let expected: Result<Vec<i32>, KernelError> =
+                        (0..m).map(|i| scalar(xs[i], y).ok_or(KernelError { row: i as RowIdx })).collect();
+                    let mut out = Column::new(PhysType::I32, 8);
+                    let got = arith(op, &l, &r, &full_selection(m), &mut out);
+                    match expected {
+                        Err(e) => assert_eq!(got, Err(e), "{op:?} by {y}, {m} rows"),
+                        Ok(v) => {
+                            assert_eq!(got, Ok(()), "{op:?} by {y}, {m} rows");
+                            let Values::I32(o) = &out.values else { unreachable!() };
+                            assert_eq!(&o[..m], &v[..], "{op:?} by {y}, {m} rows");
+                        }
+                    }
+                }
+            }
+        }
+        let (l, r) = (f64c(&[1.0, f64::MAX, 2.0]), f64c(&[1.0, f64::MAX, 0.5]));
+        let mut out = Column::new(PhysType::F64, 3);
+        assert_eq!(arith(ArithOp::Add, &l, &r, &full_selection(3), &mut out), Err(KernelError { row: 1 }));
+        arith(ArithOp::Mul, &l, &r, &full_selection(1), &mut out).unwrap();
+        assert_eq!(out.values.datum(0), 1.0f64.to_bits() as usize);
     }
 }

@@ -12,6 +12,17 @@ pub mod text;
 
 use crate::batch::{Column, RowIdx, Values};
 
+/// `Some(m)` when the selection is the rows `0..m`: kernels then run one
+/// branch-free loop over whole slices (which the compiler vectorizes) instead
+/// of going row by row. Selections list rows in ascending order; were one not
+/// to, the fast path would only compute rows nobody asked for, and an error
+/// it reports is looked for again among the selected rows.
+#[inline]
+pub fn dense(sel: &[RowIdx]) -> Option<usize> {
+    let m = sel.len();
+    (m > 0 && sel[0] == 0 && sel[m - 1] as usize == m - 1).then_some(m)
+}
+
 /// Copy rows `rows` of `src` into `dst` (same physical type).
 pub fn copy_rows(dst: &mut Column, src: &Column, rows: &[RowIdx]) {
     if rows.is_empty() {
