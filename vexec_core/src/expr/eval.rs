@@ -6,25 +6,29 @@ use super::kernels::{self, arith, cast, cmp, like, text};
 use super::{BoolTestKind, CmpKind, CmpOp, ConstSet, EvalCtx, KernelError, VExpr};
 use crate::batch::{varlena, Column, PhysType, RowIdx, Values};
 
-/// Whether `e` occurs more than once in this context's expressions.
-fn is_shared(ctx: &EvalCtx, e: &VExpr) -> bool {
-    ctx.shared.iter().any(|s| s == e)
-}
-
-/// `e` as computed earlier in this evaluation for exactly the rows `sel`.
-/// (Kernels are pure: an equal expression has equal values.)
-fn memo_get(ctx: &EvalCtx, e: &VExpr, sel: &[RowIdx]) -> Option<Column> {
-    ctx.memo.iter().find(|m| m.0 == *e && m.1 == sel).map(|m| m.2.clone())
-}
-
 /// Evaluate `e` on the rows `sel`. The result has a value for every row of
 /// `sel`; other rows are unspecified.
 pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, KernelError> {
-    let len = ctx.len;
     if sel.is_empty() {
         // Nothing to compute (and nothing evaluated that PostgreSQL would not).
-        return Ok(Column::new(e.phys_type_hint(), len));
+        return Ok(Column::new(e.phys_type_hint(), ctx.len));
     }
+    // A subexpression that occurs more than once is computed once per
+    // selection (kernels are pure: an equal expression has equal values).
+    if e.memoizable() && ctx.shared.iter().any(|s| s == e) {
+        if let Some(m) = ctx.memo.iter().find(|m| m.0 == *e && m.1 == sel) {
+            return Ok(m.2.clone());
+        }
+        let out = compute(e, ctx, sel)?;
+        ctx.memo.push((e.clone(), sel.to_vec(), out.clone()));
+        return Ok(out);
+    }
+    compute(e, ctx, sel)
+}
+
+/// `eval` of one node, its children through `eval`.
+fn compute(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, KernelError> {
+    let len = ctx.len;
     Ok(match e {
         VExpr::Column { index } => ctx.inputs[*index].clone(),
         VExpr::Const { value, phys } => Column::splat(*phys, len, *value),
@@ -37,17 +41,10 @@ pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kern
             out
         }
         VExpr::Arith { op, phys, left, right } => {
-            let shared = is_shared(ctx, e);
-            if let Some(m) = shared.then(|| memo_get(ctx, e, sel)).flatten() {
-                return Ok(m);
-            }
             let l = eval(left, ctx, sel)?;
             let r = eval(right, ctx, sel)?;
             let mut out = Column::new(*phys, len);
             arith::arith(*op, &l, &r, sel, &mut out)?;
-            if shared {
-                ctx.memo.push((e.clone(), sel.to_vec(), out.clone()));
-            }
             out
         }
         VExpr::Neg { phys, arg } => {
@@ -57,16 +54,9 @@ pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kern
             out
         }
         VExpr::Cast { op, to, arg } => {
-            let shared = is_shared(ctx, e);
-            if let Some(m) = shared.then(|| memo_get(ctx, e, sel)).flatten() {
-                return Ok(m);
-            }
             let a = eval(arg, ctx, sel)?;
             let mut out = Column::new(*to, len);
             cast::cast(*op, &a, sel, &mut out)?;
-            if shared {
-                ctx.memo.push((e.clone(), sel.to_vec(), out.clone()));
-            }
             out
         }
         VExpr::Date { op, left, right } => {
@@ -170,10 +160,6 @@ pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kern
                 kernels::numeric::to_scaled(&a, *scale, sel, &mut out)?;
                 return Ok(out);
             };
-            let shared = is_shared(ctx, e);
-            if let Some(m) = shared.then(|| memo_get(ctx, e, sel)).flatten() {
-                return Ok(m);
-            }
             // Read the input column in place unless a value needs detoasting.
             let c = &ctx.inputs[index];
             if let Some(done) = kernels::numeric::to_scaled_if_plain(c, *scale, sel, &mut out) {
@@ -181,9 +167,6 @@ pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kern
             } else {
                 let a = eval_plain(arg, CmpKind::Text, ctx, sel)?;
                 kernels::numeric::to_scaled(&a, *scale, sel, &mut out)?;
-            }
-            if shared {
-                ctx.memo.push((e.clone(), sel.to_vec(), out.clone()));
             }
             out
         }

@@ -112,29 +112,23 @@ fn int_op<T: CheckedInt>(
             }
         }
     }
+    macro_rules! rows {
+        ($f:expr) => {
+            int_rows($f, a, b, l, r, sel, out, validity)
+        };
+    }
     match op {
-        ArithOp::Add => int_rows(|x: T, y| x.c_add(y), a, b, l, r, sel, out, validity),
-        ArithOp::Sub => int_rows(|x: T, y| x.c_sub(y), a, b, l, r, sel, out, validity),
-        ArithOp::Mul => int_rows(|x: T, y| x.c_mul(y), a, b, l, r, sel, out, validity),
-        ArithOp::Div => int_rows(
-            |x: T, y| {
-                if y.is_zero() || (y.is_minus_one() && x.c_neg().is_none()) {
-                    None
-                } else {
-                    x.c_div(y)
-                }
-            },
-            a,
-            b,
-            l,
-            r,
-            sel,
-            out,
-            validity,
-        ),
-        ArithOp::Mod => {
-            int_rows(|x: T, y| if y.is_zero() { None } else { x.c_rem(y) }, a, b, l, r, sel, out, validity)
-        }
+        ArithOp::Add => rows!(|x: T, y| x.c_add(y)),
+        ArithOp::Sub => rows!(|x: T, y| x.c_sub(y)),
+        ArithOp::Mul => rows!(|x: T, y| x.c_mul(y)),
+        ArithOp::Div => rows!(|x: T, y| {
+            if y.is_zero() || (y.is_minus_one() && x.c_neg().is_none()) {
+                None
+            } else {
+                x.c_div(y)
+            }
+        }),
+        ArithOp::Mod => rows!(|x: T, y| if y.is_zero() { None } else { x.c_rem(y) }),
     }
 }
 
