@@ -15,6 +15,21 @@ BEGIN
   RETURN CASE WHEN NOT vec THEN 'no VecAgg' WHEN spilled THEN 'VecAgg spilled' ELSE 'VecAgg in memory' END;
 END $$;
 
+-- Whether a VecAgg's peak memory (EXPLAIN ANALYZE) stayed within hash_mem.
+CREATE FUNCTION vecagg_within_hash_mem(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE ln text; peak bigint; budget bigint;
+BEGIN
+  budget := (SELECT setting::bigint FROM pg_settings WHERE name = 'work_mem')
+            * current_setting('hash_mem_multiplier')::float8;
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF ln LIKE '%Peak Memory:%' THEN
+      peak := greatest(coalesce(peak, 0), substring(ln FROM 'Peak Memory: (\d+) kB')::bigint);
+    END IF;
+  END LOOP;
+  RETURN CASE WHEN peak IS NULL THEN 'no peak shown' WHEN peak <= budget THEN 'within hash_mem'
+              ELSE format('%s kB, over hash_mem (%s kB)', peak, budget) END;
+END $$;
+
 CREATE TABLE vk (id int, c char(4), vc varchar(10), by bytea, tm time, tz timestamptz, o oid, f4 real, f8 float8);
 INSERT INTO vk SELECT g,
   CASE WHEN g % 9 = 0 THEN NULL WHEN g % 2 = 0 THEN 'ab' ELSE 'ab  ' END,
@@ -116,6 +131,13 @@ ANALYZE vbig;
 SET work_mem = '64kB';
 SET vexec.mode = force;
 SELECT vecagg_spilled($$SELECT k, count(*), sum(v) FROM vbig GROUP BY k$$);
+-- The table and its states grow within hash_mem (room reserved before each
+-- batch), not past it and then spill.
+SELECT vecagg_within_hash_mem($$SELECT k, count(*), sum(v) FROM vbig GROUP BY k$$);
+SELECT vecagg_within_hash_mem($$SELECT tk, count(*), avg(v), max(id) FROM vbig GROUP BY tk$$);
+SET work_mem = '1MB';
+SELECT vecagg_within_hash_mem($$SELECT k, tk, count(*), sum(v), min(id) FROM vbig GROUP BY k, tk$$);
+SET work_mem = '64kB';
 RESET vexec.mode;
 SELECT agg_same($$SELECT k, count(*), sum(v), min(tk COLLATE "C"), max(id) FROM vbig GROUP BY k$$);
 SELECT agg_same($$SELECT tk, count(*), avg(v), count(k) FROM vbig GROUP BY tk$$);

@@ -525,6 +525,7 @@ impl AggState {
     /// back from a file).
     unsafe fn feed(&mut self, columns: &[Column], rows: &[RowIdx], groups: &mut Vec<u32>) {
         unsafe {
+            self.make_room(rows.len());
             // The rows the accumulators take (all but spilled ones) and their groups.
             let rows: std::borrow::Cow<'_, [RowIdx]> = match &mut self.grouping {
                 None => {
@@ -550,13 +551,13 @@ impl AggState {
                         let created = g.table.assign(&keys, rows, groups);
                         if created > 0 {
                             self.stats.groups += created as u64;
-                            let n = g.table.len();
+                            let (n, room) = (g.table.len(), g.table.room());
                             for (a, it) in self.accs.iter_mut().zip(&self.items) {
                                 if it.shares.is_none() {
-                                    a.ensure_groups(n);
+                                    a.ensure_groups_in(n, room);
                                 }
                             }
-                            self.fmgr.iter_mut().flatten().for_each(|f| f.ensure_groups(n));
+                            self.fmgr.iter_mut().flatten().for_each(|f| f.ensure_groups_in(n, room));
                         }
                         rows.into()
                     } else {
@@ -688,20 +689,59 @@ impl AggState {
         }
     }
 
-    /// Freeze the table once it and the accumulators outgrow the budget.
-    unsafe fn check_memory(&mut self) {
-        let Some(g) = &mut self.grouping else { return };
-        let used = g.table.bytes_used()
+    /// Bytes held by the group table, the accumulators and fmgr states.
+    fn memory_used(&self) -> usize {
+        let Some(g) = &self.grouping else { return 0 };
+        g.table.bytes_used()
             + g.sort_keys.iter().flatten().map(SortKeys::bytes_used).sum::<usize>()
             + self.accs.iter().map(Accumulator::bytes_used).sum::<usize>()
-            + self.fmgr.iter().flatten().map(FmgrAgg::bytes_used).sum::<usize>();
+            + self.fmgr.iter().flatten().map(FmgrAgg::bytes_used).sum::<usize>()
+    }
+
+    /// Before a batch of `r` rows that may each start a group: room for
+    /// them in the table and the states, by doubling while that stays
+    /// within the budget and then only up to it. When even that is too
+    /// little the table is frozen (the batch's new groups spill). Checking
+    /// only after each batch, with vectors that all double at once,
+    /// overshot hash_mem by half.
+    unsafe fn make_room(&mut self, r: usize) {
+        let used = self.memory_used();
+        let Some(g) = &mut self.grouping else { return };
+        let (n, room) = (g.table.len(), g.table.room());
+        if g.frozen || n + r <= room {
+            return;
+        }
+        let wanted = (2 * room).max(n + r).max(1024);
+        // Per-group memory is roughly proportional to the room reserved.
+        let fits =
+            if room == 0 { wanted } else { (g.budget as f64 * room as f64 / used.max(1) as f64) as usize };
+        let target = wanted.min(fits);
+        if target >= n + r || g.level >= MAX_SPILL_LEVEL {
+            g.table.reserve_groups(target.max(n + r));
+        } else {
+            unsafe { self.freeze() };
+        }
+    }
+
+    /// The table takes no new groups from here: their rows go to files.
+    unsafe fn freeze(&mut self) {
+        let Some(g) = &mut self.grouping else { return };
+        g.frozen = true;
+        let old = unsafe { pg_sys::MemoryContextSwitchTo(self.query_cxt) };
+        g.spill = (0..SPILL_FANOUT).map(|_| unsafe { SpillFile::create() }).collect();
+        unsafe { pg_sys::MemoryContextSwitchTo(old) };
+        self.stats.spill_files += SPILL_FANOUT as u64;
+    }
+
+    /// Freeze the table once it and the accumulators outgrow the budget
+    /// anyway (states that grow without new groups: DISTINCT sets, text
+    /// extremes, fmgr states).
+    unsafe fn check_memory(&mut self) {
+        let used = self.memory_used();
         self.stats.peak_memory = self.stats.peak_memory.max(used);
+        let Some(g) = &self.grouping else { return };
         if used > g.budget && !g.frozen && g.level < MAX_SPILL_LEVEL {
-            g.frozen = true;
-            let old = unsafe { pg_sys::MemoryContextSwitchTo(self.query_cxt) };
-            g.spill = (0..SPILL_FANOUT).map(|_| unsafe { SpillFile::create() }).collect();
-            unsafe { pg_sys::MemoryContextSwitchTo(old) };
-            self.stats.spill_files += SPILL_FANOUT as u64;
+            unsafe { self.freeze() };
         }
     }
 

@@ -210,6 +210,15 @@ impl FmgrAgg {
 
     /// Make room for groups `0..n`, new ones at the initial value.
     pub fn ensure_groups(&mut self, n: usize) {
+        self.ensure_groups_in(n, 0);
+    }
+
+    /// As [`FmgrAgg::ensure_groups`], growing the state vector to exactly
+    /// `room` groups when it must grow (see `Accumulator::ensure_groups_in`).
+    pub fn ensure_groups_in(&mut self, n: usize, room: usize) {
+        if n > self.states.capacity() && room >= n {
+            self.states.reserve_exact(room - self.states.len());
+        }
         while self.states.len() < n {
             let st = match self.init {
                 None => GroupState { value: 0, isnull: true, no_value: true },

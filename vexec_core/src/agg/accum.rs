@@ -496,45 +496,58 @@ impl Accumulator {
 
     /// Make room for groups `0..n` (new groups start empty).
     pub fn ensure_groups(&mut self, n: usize) {
+        self.ensure_groups_in(n, 0);
+    }
+
+    /// As [`Accumulator::ensure_groups`], but a vector that must grow grows
+    /// to exactly `room` groups (when `room >= n`) instead of doubling: the
+    /// caller sizes `room` to keep its memory within a budget.
+    pub fn ensure_groups_in(&mut self, n: usize, room: usize) {
+        fn grow<T: Clone>(v: &mut Vec<T>, n: usize, room: usize, fill: T) {
+            if n > v.capacity() && room >= n {
+                v.reserve_exact(room - v.len());
+            }
+            v.resize(n, fill);
+        }
         match &mut self.state {
             State::Counts(c) | State::Distinct { counts: c, .. } | State::DistinctInts { counts: c, .. } => {
-                c.resize(n, 0)
+                grow(c, n, room, 0)
             }
             State::IntSum { sums, counts } => {
-                sums.resize(n, 0);
-                counts.resize(n, 0);
+                grow(sums, n, room, 0);
+                grow(counts, n, room, 0);
             }
             State::WideSum { sums, counts } => {
-                sums.resize(n, 0);
-                counts.resize(n, 0);
+                grow(sums, n, room, 0);
+                grow(counts, n, room, 0);
             }
             State::F32Sum { sums, seen } => {
-                sums.resize(n, 0.0);
-                seen.resize(n, false);
+                grow(sums, n, room, 0.0);
+                grow(seen, n, room, false);
             }
             State::F64Sum { sums, seen } => {
-                sums.resize(n, 0.0);
-                seen.resize(n, false);
+                grow(sums, n, room, 0.0);
+                grow(seen, n, room, false);
             }
             State::Moments { n: cnt, sx, sxx } => {
-                cnt.resize(n, 0.0);
-                sx.resize(n, 0.0);
-                sxx.resize(n, 0.0);
+                grow(cnt, n, room, 0.0);
+                grow(sx, n, room, 0.0);
+                grow(sxx, n, room, 0.0);
             }
             State::IntExtreme { values, seen } => {
-                values.resize(n, 0);
-                seen.resize(n, false);
+                grow(values, n, room, 0);
+                grow(seen, n, room, false);
             }
             State::FloatExtreme { values, seen } => {
-                values.resize(n, 0.0);
-                seen.resize(n, false);
+                grow(values, n, room, 0.0);
+                grow(seen, n, room, false);
             }
-            State::BytesExtreme { values, .. } => values.resize(n, None),
+            State::BytesExtreme { values, .. } => grow(values, n, room, None),
             State::NumericSum(s) => {
-                s.sums.resize(n, 0);
-                s.scales.resize(n, 0);
-                s.counts.resize(n, 0);
-                s.specials.resize(n, [0; 3]);
+                grow(&mut s.sums, n, room, 0);
+                grow(&mut s.scales, n, room, 0);
+                grow(&mut s.counts, n, room, 0);
+                grow(&mut s.specials, n, room, [0; 3]);
             }
         }
     }

@@ -459,6 +459,42 @@ impl GroupTable {
             + self.table.capacity() * 5
     }
 
+    /// Groups the table holds without growing its per-group vectors.
+    pub fn room(&self) -> usize {
+        self.hashes.capacity()
+    }
+
+    /// Grow the per-group vectors to exactly `total` groups (and the hash
+    /// table to hold them), instead of letting them double on the next
+    /// insert: a caller within a memory budget decides how far. Byte keys
+    /// get room for `total` keys of the average length so far.
+    pub fn reserve_groups(&mut self, total: usize) {
+        let n = self.len();
+        let extra = total.saturating_sub(n);
+        if extra == 0 {
+            return;
+        }
+        for store in &mut self.keys {
+            match store {
+                KeyStore::Fixed { values, nulls } => {
+                    values.reserve_exact(extra);
+                    nulls.reserve_exact(extra);
+                }
+                KeyStore::Bytes { data, ends, nulls } => {
+                    let average = if n == 0 { 8 } else { data.len().div_ceil(n) };
+                    data.reserve_exact((average * total).saturating_sub(data.len()));
+                    ends.reserve_exact(extra);
+                    nulls.reserve_exact(extra);
+                }
+            }
+        }
+        self.norm_vals.iter_mut().for_each(|v| v.reserve_exact(extra));
+        self.norm_tags.iter_mut().for_each(|v| v.reserve_exact(extra));
+        self.hashes.reserve_exact(extra);
+        let hashes = &self.hashes;
+        self.table.reserve(extra, |&g| group_hashes_at(hashes, g));
+    }
+
     /// The hash of each row's key among `rows` (into `out`, one per row);
     /// rows with equal keys have equal hashes (a hash join partitions both
     /// sides by it).
@@ -682,6 +718,40 @@ mod tests {
 
     fn all(n: usize) -> Vec<RowIdx> {
         (0..n as RowIdx).collect()
+    }
+
+    #[test]
+    fn reserved_groups_take_no_further_memory() {
+        // Room for 3,000 groups of (int, text) keys reserved up front: filling
+        // it does not grow the table (its memory is what the budget saw), and
+        // the room is exactly what was asked for.
+        let mut t = GroupTable::new(&[KeyKind::Int, KeyKind::Bytes]);
+        let first: Vec<Vec<u8>> =
+            (0..1000).map(|i| crate::batch::varlena::make_1b(format!("k{i:05}").as_bytes())).collect();
+        let mut out = Vec::new();
+        let a = ints(&(0..1000).map(Some).collect::<Vec<_>>());
+        unsafe { t.assign(&[&a, &texts(&first)], &all(1000), &mut out) };
+        t.reserve_groups(3000);
+        assert_eq!(t.room(), 3000);
+        let before = t.bytes_used();
+        for batch in 1..3 {
+            let keys: Vec<Vec<u8>> = (0..1000)
+                .map(|i| crate::batch::varlena::make_1b(format!("k{:05}", batch * 1000 + i).as_bytes()))
+                .collect();
+            let a = ints(&(0..1000).map(|i| Some(batch * 1000 + i)).collect::<Vec<_>>());
+            let created = unsafe { t.assign(&[&a, &texts(&keys)], &all(1000), &mut out) };
+            assert_eq!(created, 1000);
+        }
+        assert_eq!(t.len(), 3000);
+        assert_eq!(t.bytes_used(), before, "no vector grew past the reserved room");
+
+        // Accumulators grow to the room given, not by doubling.
+        let mut acc = crate::agg::accum::Accumulator::new(crate::agg::accum::Transition::CountRows);
+        acc.ensure_groups_in(1000, 3000);
+        let reserved = acc.bytes_used();
+        acc.ensure_groups_in(3000, 3000);
+        assert_eq!(acc.bytes_used(), reserved);
+        assert_eq!(reserved, 3000 * 8);
     }
 
     #[test]
