@@ -12,7 +12,11 @@
 //! number in a `vexec_core` GroupTable and feeds the accumulators by group.
 //!
 //! Memory: the group table and the accumulators stay within `hash_mem`
-//! (work_mem x hash_mem_multiplier). Past it the table is frozen, as
+//! (work_mem x hash_mem_multiplier): before each batch the table and the
+//! states are given room for the batch's possible new groups, by doubling
+//! while that fits and then exactly up to the budget (`make_room`); states
+//! that grow without new groups (DISTINCT sets, text extremes, fmgr states)
+//! are checked after the batch. Past the budget the table is frozen, as
 //! PostgreSQL's HashAggregate does: rows of groups already in the table
 //! keep updating them; rows of other groups are written, in input order, to
 //! one of `SPILL_FANOUT` temporary files chosen by their key hash. When the
