@@ -340,11 +340,20 @@ pub fn decode_scaled_i64(payload: &[u8], scale: u16) -> Option<i64> {
     for d in head.chunks_exact(2) {
         acc = acc * NBASE as i64 + digit(d)?;
     }
-    let last = digit(last)?;
+    let magnitude = scaled_magnitude(acc, digit(last)?, weight, n, scale)?;
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+/// The magnitude, in units of `10^-scale`, of the `n` base-10,000 digits
+/// whose leading `n - 1` make `acc` and whose last is `last`, the first of
+/// weight `weight`. None when it does not fit an i64 or has digits below
+/// the scale.
+#[inline(always)]
+fn scaled_magnitude(acc: i64, last: i64, weight: i32, n: usize, scale: u16) -> Option<i64> {
     // The last digit is worth 10^(4 * (weight - n + 1)); in units of 10^-scale:
     let exp = 4 * (weight - n as i32 + 1) + scale as i32;
-    let magnitude = if exp >= 0 {
-        (acc * NBASE as i64 + last).checked_mul(*POW10_I64.get(exp as usize)?)?
+    if exp >= 0 {
+        (acc * NBASE as i64 + last).checked_mul(*POW10_I64.get(exp as usize)?)
     } else {
         // Digits below the display scale are zero in a stored numeric: the
         // last base-10,000 digit holds 1 to 3 of them. Dividing only that
@@ -359,9 +368,8 @@ pub fn decode_scaled_i64(payload: &[u8], scale: u16) -> Option<i64> {
         if q * POW10_I64[k as usize] != last {
             return None;
         }
-        acc.checked_mul(POW10_I64[(4 - k) as usize])?.checked_add(q)?
-    };
-    Some(if negative { -magnitude } else { magnitude })
+        acc.checked_mul(POW10_I64[(4 - k) as usize])?.checked_add(q)
+    }
 }
 
 /// [`decode_scaled_i64`] for the form a numeric(p, s) column stores on
@@ -402,24 +410,9 @@ pub unsafe fn decode_scaled_i64_short(p: *const u8, scale: u16) -> Option<i64> {
         if bad || last > 9999 {
             return None;
         }
-        let last = last as i64;
         let w = (header & SHORT_WEIGHT_MASK) as i32;
         let weight = if header & SHORT_WEIGHT_SIGN != 0 { w - (SHORT_WEIGHT_MASK as i32 + 1) } else { w };
-        let exp = 4 * (weight - n as i32 + 1) + scale as i32;
-        let magnitude = if exp >= 0 {
-            // acc * 10^4 + last < 10^16: only the scaling can overflow.
-            (acc * 10_000 + last).checked_mul(*POW10_I64.get(exp as usize)?)?
-        } else {
-            let k = -exp;
-            if k > 3 {
-                return None;
-            }
-            let q = div_pow10_small(last, k as u32);
-            if q * POW10_I64[k as usize] != last {
-                return None;
-            }
-            acc * POW10_I64[(4 - k) as usize] + q
-        };
+        let magnitude = scaled_magnitude(acc, last as i64, weight, n, scale)?;
         Some(if header & SHORT_SIGN != 0 { -magnitude } else { magnitude })
     }
 }
