@@ -134,15 +134,90 @@ SET enable_sort = off;
 SELECT agg_same($$SELECT id % 1500, vf_cat(t), vf_sum(a), vf_pairs(a, b), vf_first(c) FROM vf GROUP BY 1$$);
 RESET enable_sort;
 RESET work_mem;
--- Parallel: fmgr states do not combine, so the serial VecAgg stays.
+-- Parallel: a Partial VecAgg runs the transitions, the Finalize combines
+-- the partial states with the aggregate's combine function under the
+-- transition's rules (strict: NULL states skipped, the first one taken as
+-- the state). SQL states travel as their bytes (by value, fixed-length
+-- interval, varlena text), internal ones through the aggregate's
+-- serialization functions. Uses vecagg_parallel's par_same.
+CREATE FUNCTION vf_plus(int8, int8) RETURNS int8 LANGUAGE sql STRICT IMMUTABLE PARALLEL SAFE AS 'SELECT $1 + $2';
+CREATE FUNCTION vf_add_p(int8, int4) RETURNS int8 LANGUAGE sql STRICT IMMUTABLE PARALLEL SAFE AS 'SELECT $1 + $2';
+CREATE AGGREGATE vf_psum(int4) (sfunc = vf_add_p, stype = int8, initcond = '0', combinefunc = vf_plus,
+  parallel = safe);
+CREATE AGGREGATE vf_psum_nc(int4) (sfunc = vf_add_p, stype = int8, initcond = '0', parallel = safe);
+CREATE FUNCTION vf_longer(text, text) RETURNS text LANGUAGE sql STRICT IMMUTABLE PARALLEL SAFE
+  AS 'SELECT CASE WHEN (length($2), $2) > (length($1), $1) THEN $2 ELSE $1 END';
+CREATE AGGREGATE vf_longest(text) (sfunc = vf_longer, stype = text, combinefunc = vf_longer, parallel = safe);
+CREATE FUNCTION vf_nulls_p(int8, int4) RETURNS int8 LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS 'SELECT coalesce($1, 0) + CASE WHEN $2 IS NULL THEN 1 ELSE 0 END';
+CREATE FUNCTION vf_plus_nulls(int8, int8) RETURNS int8 LANGUAGE sql IMMUTABLE PARALLEL SAFE
+  AS 'SELECT coalesce($1, 0) + coalesce($2, 0)';
+CREATE AGGREGATE vf_pcount_nulls(int4) (sfunc = vf_nulls_p, stype = int8, combinefunc = vf_plus_nulls,
+  parallel = safe);
+CREATE FUNCTION vf_boom_p(int8, int4) RETURNS int8 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
+  AS $$ BEGIN IF $2 = 313 THEN RAISE EXCEPTION 'boom at %', $2 USING ERRCODE = '22P06'; END IF; RETURN $1 + 1; END $$;
+CREATE AGGREGATE vf_pboom(int4) (sfunc = vf_boom_p, stype = int8, initcond = '0', combinefunc = vf_plus,
+  parallel = safe);
+-- zt: NULL but in group k = 0, so the other groups' strict states stay NULL.
+CREATE TABLE vfp AS SELECT *, (a / 7.0)::numeric(10, 3) AS n,
+  CASE WHEN id % 7 = 0 THEN 'z' || id END AS zt FROM vf;
+ANALYZE vfp;
+CREATE TABLE vfp_empty (LIKE vfp);
+
 SET vexec.mode = force;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
-SELECT line FROM vexec_plan_lines($$SELECT k, vf_sum(a) FROM vf GROUP BY k$$) line WHERE line LIKE '%Aggregate%';
+EXPLAIN (COSTS OFF, VERBOSE) SELECT k, vf_psum(a), string_agg(t, ',') FROM vfp GROUP BY k;
+EXPLAIN (VEXEC, COSTS OFF) SELECT k, vf_psum(a), var_pop(a), count(*) FROM vfp GROUP BY k;
+-- Refused for parallel, with the reason (the serial VecAgg stays): no
+-- combine function; an internal state without one.
+EXPLAIN (VEXEC, COSTS OFF) SELECT k, vf_psum_nc(a) FROM vfp GROUP BY k;
+EXPLAIN (VEXEC, COSTS OFF) SELECT k, jsonb_agg(a) FROM vfp GROUP BY k;
 RESET ALL;
 SET search_path = public;
+-- SQL states: user-defined (strict with and without an initial value, not
+-- strict), bit_and/bit_or/bit_xor, min/max of interval and char(3), regr_count.
+SELECT par_same($$SELECT k, vf_psum(a), vf_longest(t), vf_longest(zt), vf_pcount_nulls(a), bit_and(flags),
+  bit_or(a), bit_xor(b), min(iv), max(iv), min(c), max(c), regr_count(y, x) FROM vfp GROUP BY k$$);
+SELECT par_same($$SELECT vf_psum(a), vf_longest(t), vf_longest(zt), vf_pcount_nulls(a), bit_and(flags), min(iv),
+  max(c), regr_count(y, x) FROM vfp$$);
+-- corr and the like combine in another order than one process adds them: rounded.
+SELECT par_same($$SELECT k, round(corr(y, x)::numeric, 10), round(regr_slope(y, x)::numeric, 10),
+  round(covar_pop(y, x)::numeric, 8) FROM vfp GROUP BY k$$);
+-- Internal states: variance and stddev of int4 (128-bit), int8 and numeric;
+-- string_agg and array_agg (whose order differs between plans: lengths, and
+-- groups of equal values).
+SELECT par_same($$SELECT k, var_pop(a), stddev(b), variance(n), stddev_samp(n), var_samp(a) FROM vfp GROUP BY k$$);
+SELECT par_same($$SELECT var_pop(a), stddev(b), variance(n) FROM vfp$$);
+SELECT par_same($$SELECT k, length(string_agg(t, ',')), cardinality(array_agg(a)), length(string_agg(zt, ',')),
+  cardinality(array_agg(zt)) FROM vfp GROUP BY k$$);
+SELECT par_same($$SELECT t, string_agg(t, '/'), array_agg(t), cardinality(array_agg(id)) FROM vfp GROUP BY t$$);
+-- Empty input: the initial value or NULL.
+SELECT par_same($$SELECT vf_psum(a), vf_longest(t), var_pop(a), string_agg(t, ','), array_agg(a) FROM vfp_empty$$);
+-- An error inside a transition (in a worker or the leader): the same error.
+SELECT par_same($$SELECT k, vf_pboom(a) FROM vfp GROUP BY k$$);
+-- Both halves spill at 64kB (five rows per row of vfp, so that the
+-- parallel plan is the cheaper one).
+CREATE TABLE vfp5 AS SELECT vfp.* FROM vfp, generate_series(1, 5);
+ANALYZE vfp5;
+SET work_mem = '64kB';
+SELECT par_same($$SELECT id % 1500, vf_psum(a), vf_longest(t), var_pop(a), length(string_agg(t, ','))
+  FROM vfp5 GROUP BY 1$$);
+SET vexec.mode = force;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT line FROM vexec_plan_lines($$SELECT id % 1500, vf_psum(a), vf_longest(t), var_pop(a),
+  length(string_agg(t, ',')) FROM vfp5 GROUP BY 1$$) line WHERE line LIKE '%Vec Aggregate%';
+SELECT vecagg_spilled($$SELECT id % 1500, vf_psum(a), vf_longest(t), var_pop(a), length(string_agg(t, ','))
+  FROM vfp5 GROUP BY 1$$) AS spilled;
+RESET ALL;
+SET search_path = public;
+DROP TABLE vfp5;
+DROP TABLE vfp, vfp_empty;
 DROP TABLE vf, vf_empty;
 -- An aggregate of no argument (agg(*)): the state function alone.
 CREATE FUNCTION vf_tick(int8) RETURNS int8 LANGUAGE sql IMMUTABLE AS 'SELECT coalesce($1, 0) + 1';

@@ -1,4 +1,4 @@
--- Scaled numerics: numeric(p, s) columns with p <= 18 reach VecAgg's sum and
+-- Scaled numerics: numeric(p, s) columns with p <= 38 reach VecAgg's sum and
 -- avg, and numeric comparisons in quals, as integers scaled by 10^s, with
 -- +, -, * and negation as integer kernels. Results must be PostgreSQL's to
 -- the display scale; values that do not fit (NaN, products past int8) send
@@ -53,13 +53,37 @@ SELECT agg_same($$SELECT k, sum(qty + 1.5), sum(disc - 0.001), sum(-price), sum(
 SELECT agg_same($$SELECT sum(big), avg(big), sum(big + 1), sum(qty * 1000000000000) FROM vli$$);
 
 -- Values that do not fit an int8 at their scale: a product past int8, a sum
--- whose scaling overflows, a column past 18 digits, unconstrained numeric.
+-- whose scaling overflows, unconstrained numeric (wide, numeric(20,2), is read
+-- scaled: its values fit).
 SELECT agg_same($$SELECT sum(big * 20), sum(big * big), sum(big + 0.5), avg(big * qty) FROM vli$$);
 SELECT agg_same($$SELECT k, sum(big * big) FROM vli GROUP BY k$$);
 SELECT agg_same($$SELECT sum(wide), sum(wide * 2), sum(u), sum(u * 2), avg(u + qty) FROM vli$$);
 SET vexec.mode = force;
 EXPLAIN (COSTS OFF, VERBOSE) SELECT sum(wide * 2), sum(u * 2), sum(qty * 2) FROM vli;
 RESET vexec.mode;
+
+-- Past 18 digits (numeric(p, s) with p <= 38) columns are read as scaled
+-- integers too: a batch (1,024 rows) holding a value past int8 at its
+-- scale (rows 2500 and 4000 here) goes to PostgreSQL's evaluator, the
+-- others take the kernels; sums pass int8 (int128 per group).
+CREATE TABLE vwide (id int, k int, w numeric(38,4), x numeric(30,0));
+INSERT INTO vwide SELECT g, g % 5,
+  CASE WHEN g % 101 = 0 THEN NULL WHEN g = 2500 THEN 1234567890123456789012345678.9012 ELSE g * 1.0001 END,
+  CASE WHEN g = 4000 THEN -999999999999999999999999999999 ELSE g::numeric * 1000000000000000 END
+FROM generate_series(1, 6000) g;
+ANALYZE vwide;
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT k, sum(w), avg(x * 2), sum(w - 0.5) FROM vwide WHERE w > 10.5 GROUP BY k;
+RESET vexec.mode;
+SELECT agg_same($$SELECT sum(w), avg(w), sum(x), avg(x), sum(w * 2), sum(x + 1), sum(-w), count(*) FROM vwide$$);
+SELECT agg_same($$SELECT k, sum(w), avg(x * 2), sum(w - 0.5), sum(w * x) FROM vwide GROUP BY k$$);
+SELECT agg_same($$SELECT count(*), sum(w) FROM vwide WHERE w > 3000.5 AND x < 5000000000000000000$$);
+SELECT agg_same($$SELECT count(*) FROM vwide WHERE w > 100000000000000000000 OR x = -999999999999999999999999999999$$);
+SELECT agg_same($$SELECT sum(w) FROM vwide WHERE id <> 2500 AND id <> 4000$$);
+SET work_mem = '64kB';
+SELECT agg_same($$SELECT id % 3000, sum(w), avg(x), count(*) FROM vwide GROUP BY 1$$);
+RESET work_mem;
+DROP TABLE vwide;
 
 -- NaN is a numeric(15,2) value too: its batch goes to PostgreSQL's evaluator.
 CREATE TABLE vnan (LIKE vli);

@@ -189,11 +189,14 @@ SELECT pipe_same($$SELECT pz.h, (SELECT count(*) FROM po JOIN pi ON po.k = pi.k 
 SELECT pipe_same($$SELECT pz.h, (SELECT sum(po.n) FROM po JOIN pi ON po.k = pi.k WHERE po.g = pz.id) FROM pz$$);
 
 -- Batches from VecAgg to its vector parents: VecSort and VecHashJoin read
--- the groups as columns (no HAVING, no computed outputs; else rows).
+-- the groups as columns; HAVING and computed outputs are evaluated per
+-- group by PostgreSQL as the batch is filled.
 SET vexec.mode = force;
 EXPLAIN (COSTS OFF, VERBOSE) SELECT po.s, count(*) AS c, sum(po.n) FROM po GROUP BY po.s ORDER BY c DESC, po.s;
 EXPLAIN (COSTS OFF, VERBOSE) SELECT po.s, count(*) AS c FROM po GROUP BY po.s HAVING count(*) > 1 ORDER BY c DESC, po.s;
 EXPLAIN (COSTS OFF) SELECT a.k, a.c, pi.id FROM (SELECT k, count(*) AS c FROM po GROUP BY k) a JOIN pi ON pi.k = a.k;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT po.s, count(*) * 2 AS c2, sum(po.n) / count(*) AS av FROM po GROUP BY po.s
+HAVING count(*) > 1 ORDER BY c2 DESC, po.s;
 RESET vexec.mode;
 SELECT pipe_same($$SELECT po.s, count(*) AS c, sum(po.n), max(po.f), min(po.s) FROM po GROUP BY po.s ORDER BY c DESC, po.s$$, true);
 -- More groups than a batch holds, NULL keys, plain aggregates.
@@ -204,12 +207,27 @@ SELECT pipe_same($$SELECT count(*), sum(po.n) FROM po WHERE po.id < 0 ORDER BY 1
 SELECT pipe_same($$SELECT po.s, count(*) AS c FROM po GROUP BY po.s HAVING count(*) > 400 ORDER BY c, po.s$$, true);
 SELECT pipe_same($$SELECT a.k, a.c, pi.id FROM (SELECT k, count(*) AS c FROM po GROUP BY k) a JOIN pi ON pi.k = a.k$$);
 SELECT pipe_same($$SELECT a.k, a.c, pi.id FROM pi LEFT JOIN (SELECT k, count(*) AS c, max(s) AS m FROM po GROUP BY k) a ON pi.k = a.k$$);
+-- Computed outputs and HAVING, in batches: to a sort, a join, a plain
+-- aggregate whose HAVING fails (no row), an error in an output (the same).
+SELECT pipe_same($$SELECT po.s, count(*) * 2 AS c2, sum(po.n) / count(*) AS av, upper(po.s) FROM po GROUP BY po.s
+  HAVING count(*) > 1 ORDER BY c2 DESC, po.s$$, true);
+SELECT pipe_same($$SELECT po.id % 3000 AS k, count(*) + 1, max(po.f) - min(po.f) FROM po GROUP BY 1
+  HAVING sum(po.n) > 100 ORDER BY 3 DESC NULLS FIRST, 1$$, true);
+SELECT pipe_same($$SELECT a.k, a.c2, pi.id FROM (SELECT k, count(*) * 2 AS c2 FROM po GROUP BY k HAVING count(*) > 5) a
+  JOIN pi ON pi.k = a.k$$);
+SELECT pipe_same($$SELECT count(*) + 1 FROM po HAVING count(*) < 0 ORDER BY 1$$, true);
+SELECT pipe_same($$SELECT count(*) + 1, sum(po.n) * 2 FROM po HAVING count(*) > 0 ORDER BY 1$$, true);
+SELECT pipe_same($$SELECT po.s, 1 / (count(*) - count(*)) FROM po GROUP BY po.s ORDER BY 2$$, true);
 -- Spilled partitions: a batch ends where a partition ends (the next one
 -- restarts the fmgr aggregates whose by-reference results it holds).
 SET work_mem = '64kB';
 SELECT pipe_spills($$SELECT po.id, count(*), max(make_interval(days => po.id % 97)) FROM po GROUP BY po.id ORDER BY 3 DESC, 1$$);
 SELECT pipe_same($$SELECT po.id, count(*), max(make_interval(days => po.id % 97)), min(po.s) FROM po GROUP BY po.id ORDER BY 3 DESC, 1$$, true);
 SELECT pipe_same($$SELECT a.id, a.m, pi.t FROM (SELECT id, max(make_interval(days => id % 97)) AS m FROM po GROUP BY id) a JOIN pi ON pi.id = a.id$$);
+-- HAVING that no group of some partitions passes: the batch goes on into
+-- the next partition.
+SELECT pipe_same($$SELECT po.id, count(*), max(make_interval(days => po.id % 97)) FROM po GROUP BY po.id
+  HAVING max(po.id) % 1000 = 7 ORDER BY 3 DESC, 1$$, true);
 RESET work_mem;
 -- Rescans: a sort over an aggregate in a correlated subquery.
 SELECT pipe_same($$SELECT pz.h, (SELECT s.c FROM (SELECT po.s, count(*) AS c FROM po WHERE po.g = pz.h GROUP BY po.s ORDER BY c DESC, po.s LIMIT 1) s) FROM pz$$);

@@ -143,9 +143,9 @@ pub struct AggState {
     src: ChildInput,
     econtext: *mut pg_sys::ExprContext,
     query_cxt: pg_sys::MemoryContext,
-    /// For a vector parent: per output column, its scan tuple column and
-    /// physical type (None when the node hands rows, see `batch_columns`).
-    batch_out: Option<(Vec<usize>, Vec<PhysType>)>,
+    /// For a vector parent: how output columns are made, and their physical
+    /// types (None for a Partial, see `batch_columns`).
+    batch_out: Option<(BatchShape, Vec<PhysType>)>,
     consumed: bool,
     emitted: bool,
     stats: Stats,
@@ -319,7 +319,7 @@ unsafe extern "C-unwind" fn begin(
             .iter()
             .zip(&aggrefs)
             .map(|(it, &a)| {
-                matches!(it.transition, Transition::Fmgr { .. }).then(|| FmgrAgg::new(a, query_cxt))
+                matches!(it.transition, Transition::Fmgr { .. }).then(|| FmgrAgg::new(a, query_cxt, split))
             })
             .collect();
         if nkeys == 0 {
@@ -403,11 +403,11 @@ unsafe extern "C-unwind" fn begin(
             src,
             econtext: (*node).ss.ps.ps_ExprContext,
             query_cxt: (*estate).es_query_cxt,
-            batch_out: batch_columns(cscan).map(|map| {
+            batch_out: batch_columns(cscan).map(|shape| {
                 let types = list_ptrs::<pg_sys::TargetEntry>((*cscan).scan.plan.targetlist)
                     .map(|te| phys_of(pg_sys::exprType((*te).expr.cast())).0)
                     .collect();
-                (map, types)
+                (shape, types)
             }),
             consumed: false,
             emitted: false,
@@ -1045,19 +1045,28 @@ impl AggState {
     }
 }
 
-/// The scan tuple column of each output column when a VecAgg can hand
-/// batches to a vector parent: no HAVING, every output a column of the
-/// scan tuple (keys and results), and not a Partial (its parent is a
-/// Gather). None otherwise.
+/// How a VecAgg hands batches to a vector parent (every VecAgg but a
+/// Partial, whose parent is a Gather): `Direct` when every output column is
+/// a column of the scan tuple (keys and results; the scan tuple column of
+/// each), `Projected` when some are computed (PostgreSQL's projection runs
+/// per group, as for a row parent). HAVING, if any, is evaluated per group
+/// either way.
+#[derive(Debug, Clone)]
+pub enum BatchShape {
+    Direct(Vec<usize>),
+    Projected,
+}
+
+/// The batch shape of VecAgg plan `plan`, None for a Partial.
 ///
 /// # Safety
 /// `plan` is a VecAgg plan.
-pub unsafe fn batch_columns(plan: *const pg_sys::CustomScan) -> Option<Vec<usize>> {
+pub unsafe fn batch_columns(plan: *const pg_sys::CustomScan) -> Option<BatchShape> {
     unsafe {
-        if (*plan).methods == scan_methods(AggSplit::Partial) || !(*plan).scan.plan.qual.is_null() {
+        if (*plan).methods == scan_methods(AggSplit::Partial) {
             return None;
         }
-        list_ptrs::<pg_sys::TargetEntry>((*plan).scan.plan.targetlist)
+        let direct: Option<Vec<usize>> = list_ptrs::<pg_sys::TargetEntry>((*plan).scan.plan.targetlist)
             .map(|te| {
                 let e = (*te).expr as *mut pg_sys::Node;
                 if (*e).type_ != pg_sys::NodeTag::T_Var {
@@ -1067,7 +1076,8 @@ pub unsafe fn batch_columns(plan: *const pg_sys::CustomScan) -> Option<Vec<usize
                 ((*v).varno == pg_sys::INDEX_VAR && (*v).varattno > 0 && (*v).varlevelsup == 0)
                     .then(|| (*v).varattno as usize - 1)
             })
-            .collect()
+            .collect();
+        Some(direct.map_or(BatchShape::Projected, BatchShape::Direct))
     }
 }
 
@@ -1086,7 +1096,7 @@ pub unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<Ve
             pg_sys::InstrStartNode(instr);
         }
         let st = state(node);
-        let batch = st.next_batch();
+        let batch = st.next_batch(node);
         if !instr.is_null() {
             pg_sys::InstrStopNode(instr, batch.as_ref().map_or(0.0, |b| b.rows.len() as f64));
         }
@@ -1095,7 +1105,9 @@ pub unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<Ve
 }
 
 impl AggState {
-    unsafe fn next_batch(&mut self) -> Option<VectorBatch> {
+    /// Up to a batch of output rows of node `node` (this state's): groups
+    /// that pass HAVING, their output columns.
+    unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
         unsafe {
             if self.emitted {
                 return None;
@@ -1103,29 +1115,66 @@ impl AggState {
             if !self.consumed {
                 self.consume();
             }
-            // (A copy of a few integers: the loop below needs `self` mutably.)
-            let (map, types) =
+            // (A clone of a few integers: the loop below needs `self` mutably.)
+            let (shape, types) =
                 self.batch_out.clone().expect("VecAgg gives batches only when batch_columns accepts it");
+            let (qual, proj) = ((*node).ss.ps.qual, (*node).ss.ps.ps_ProjInfo);
+            let (slot, econtext) = ((*node).ss.ss_ScanTupleSlot, self.econtext);
             let mut columns: Vec<Column> = types.iter().map(|&t| Column::new(t, BATCH_CAPACITY)).collect();
             // The previous batch is consumed: its by-reference values go.
-            let per_batch = (*self.econtext).ecxt_per_tuple_memory;
+            // HAVING and the projection evaluate in this memory too, so
+            // what they return stays valid as long as the batch.
+            let per_batch = (*econtext).ecxt_per_tuple_memory;
             pg_sys::MemoryContextReset(per_batch);
             let old = pg_sys::MemoryContextSwitchTo(per_batch);
             let mut values: Vec<Option<usize>> = Vec::new();
             let mut n = 0;
             while n < BATCH_CAPACITY {
-                // A batch ends where a spilled partition ends.
+                // A batch ends where a spilled partition ends (unless it has
+                // no row yet: every group so far failed HAVING).
                 let Some(group) = self.next_group(n == 0) else { break };
                 values.clear();
                 self.group_values(group, |_, d| values.push(d));
-                for (col, &src) in columns.iter_mut().zip(&map) {
-                    match values[src] {
-                        Some(d) => col.values.set_datum(n, d),
-                        None => col.validity.set(n, false),
+                let plain = self.grouping.is_none();
+                if !qual.is_null() || matches!(shape, BatchShape::Projected) {
+                    // The group as the scan tuple, as a row parent gets it.
+                    pg_sys::ExecClearTuple(slot);
+                    for (col, d) in values.iter().enumerate() {
+                        *(*slot).tts_values.add(col) = pg_sys::Datum::from(d.unwrap_or(0));
+                        *(*slot).tts_isnull.add(col) = d.is_none();
+                    }
+                    pg_sys::ExecStoreVirtualTuple(slot);
+                    (*econtext).ecxt_scantuple = slot;
+                    if !qual.is_null() && !pg_sys::ExecQual(qual, econtext) {
+                        if plain {
+                            break;
+                        }
+                        continue;
+                    }
+                }
+                match &shape {
+                    BatchShape::Direct(map) => {
+                        for (col, &src) in columns.iter_mut().zip(map) {
+                            match values[src] {
+                                Some(d) => col.values.set_datum(n, d),
+                                None => col.validity.set(n, false),
+                            }
+                        }
+                    }
+                    BatchShape::Projected => {
+                        let out = if proj.is_null() { slot } else { pg_sys::ExecProject(proj) };
+                        pg_sys::slot_getallattrs(out);
+                        for (i, col) in columns.iter_mut().enumerate() {
+                            if *(*out).tts_isnull.add(i) {
+                                col.validity.set(n, false);
+                            } else {
+                                col.values.set_datum(n, (*(*out).tts_values.add(i)).value());
+                            }
+                        }
                     }
                 }
                 n += 1;
-                if self.grouping.is_none() {
+                if plain {
                     break;
                 }
             }

@@ -20,6 +20,15 @@
 //! only part of it they read. Polymorphic functions see their resolved
 //! types through fn_expr, built as nodeAgg.c builds it.
 //!
+//! Parallel (a Partial VecAgg below Gather, a Finalize above it), as
+//! nodeAgg.c splits an aggregate: the Partial runs the transitions and
+//! gives each group's state instead of the final result, through the
+//! aggregate's serialization function for an `internal` state, else as the
+//! state's own bytes (vexec_core::agg::state_bytes); the Finalize reads
+//! those back (deserialization function, strict ones skipping NULLs) and
+//! folds them into its states with the combine function under the same
+//! rules as a transition, then runs the final function.
+//!
 //! Calls go through fmgr inside one guarded region per batch (no Rust value
 //! with a destructor lives in it, so an ERROR's longjmp skips nothing that
 //! needs dropping), in the caller's per-batch memory; the states live in a
@@ -29,8 +38,11 @@
 use std::ptr;
 
 use pgrx::pg_sys;
+use pgrx::prelude::*;
+use vexec_core::agg::state_bytes::StateForm;
 use vexec_core::batch::{Column, RowIdx};
 
+use crate::exec::agg::AggSplit;
 use crate::shim::guarded;
 
 #[derive(Clone, Copy)]
@@ -53,6 +65,14 @@ pub struct FmgrAgg {
     final_fn: Option<(*mut pg_sys::FunctionCallInfoBaseData, bool)>,
     cxt: pg_sys::MemoryContext,
     states: Vec<GroupState>,
+    split: AggSplit,
+    /// Partial: the serialization function of an `internal` state.
+    serial_fn: Option<*mut pg_sys::FunctionCallInfoBaseData>,
+    /// Finalize: the deserialization function of an `internal` state and
+    /// whether it is strict.
+    deserial_fn: Option<(*mut pg_sys::FunctionCallInfoBaseData, bool)>,
+    /// How an SQL state travels as bytes (None: `internal`).
+    form: Option<StateForm>,
 }
 
 /// A FunctionCallInfo for `nargs` arguments of function `fnoid`, with
@@ -115,17 +135,21 @@ unsafe fn invoke(fcinfo: *mut pg_sys::FunctionCallInfoBaseData) -> (usize, bool)
 }
 
 impl FmgrAgg {
-    /// The transition and final functions of `aggref`, looked up and
+    /// The functions of `aggref` for its part `split` of the aggregation
+    /// (transition or combine, final, (de)serialization), looked up and
     /// prepared in `query_cxt`.
     ///
     /// # Safety
     /// `aggref` is an Aggref the planner accepted for fmgr (see
-    /// plan/agg.rs, `fmgr_transition`).
-    pub unsafe fn new(aggref: *mut pg_sys::Aggref, query_cxt: pg_sys::MemoryContext) -> FmgrAgg {
+    /// plan/agg.rs, `fmgr_transition`, and `fmgr_combines` for a split).
+    pub unsafe fn new(
+        aggref: *mut pg_sys::Aggref,
+        query_cxt: pg_sys::MemoryContext,
+        split: AggSplit,
+    ) -> FmgrAgg {
         unsafe {
             let a = &*aggref;
-            let (transfn, finalfn, final_extra, initval) =
-                crate::plan::agg::aggregate_functions(a.aggfnoid).expect("a pg_aggregate entry");
+            let funcs = crate::plan::agg::aggregate_functions(a.aggfnoid).expect("a pg_aggregate entry");
             let mut input_types: Vec<pg_sys::Oid> = if a.aggargtypes.is_null() {
                 vec![]
             } else {
@@ -133,29 +157,36 @@ impl FmgrAgg {
                     .map(|i| (*(*a.aggargtypes).elements.add(i)).oid_value)
                     .collect()
             };
-            let nargs = input_types.len();
             let transtype = a.aggtranstype;
             let (mut len, mut byval) = (0i16, false);
             pg_sys::get_typlenbyval(transtype, &mut len, &mut byval);
+            let internal = transtype == pg_sys::INTERNALOID;
 
             let old = pg_sys::MemoryContextSwitchTo(query_cxt);
+            // A Finalize's "transition" is the combine function, whose one
+            // input is a partial state (nodeAgg.c builds its expression
+            // the same way).
+            let (fnoid, nargs, mut arg_types) = match split {
+                AggSplit::Finalize => (funcs.combinefn, 1, vec![transtype]),
+                _ => (funcs.transfn, input_types.len(), input_types.clone()),
+            };
             let (mut transexpr, mut invexpr) = (ptr::null_mut(), ptr::null_mut());
             pg_sys::build_aggregate_transfn_expr(
-                input_types.as_mut_ptr(),
+                arg_types.as_mut_ptr(),
                 nargs as i32,
                 0,
-                a.aggvariadic,
+                a.aggvariadic && split != AggSplit::Finalize,
                 transtype,
                 a.inputcollid,
-                transfn,
+                fnoid,
                 pg_sys::InvalidOid,
                 &mut transexpr,
                 &mut invexpr,
             );
-            let trans_fcinfo = call_info(transfn, transexpr, nargs + 1, a.inputcollid, query_cxt);
+            let trans_fcinfo = call_info(fnoid, transexpr, nargs + 1, a.inputcollid, query_cxt);
             let trans_strict = (*(*trans_fcinfo).flinfo).fn_strict;
-            let final_fn = (finalfn != pg_sys::InvalidOid).then(|| {
-                let final_nargs = if final_extra { nargs + 1 } else { 1 };
+            let final_fn = (funcs.finalfn != pg_sys::InvalidOid && split != AggSplit::Partial).then(|| {
+                let final_nargs = if funcs.final_extra { input_types.len() + 1 } else { 1 };
                 let mut finalexpr = ptr::null_mut();
                 pg_sys::build_aggregate_finalfn_expr(
                     input_types.as_mut_ptr(),
@@ -163,10 +194,21 @@ impl FmgrAgg {
                     transtype,
                     a.aggtype,
                     a.inputcollid,
-                    finalfn,
+                    funcs.finalfn,
                     &mut finalexpr,
                 );
-                let fc = call_info(finalfn, finalexpr, final_nargs, a.inputcollid, query_cxt);
+                let fc = call_info(funcs.finalfn, finalexpr, final_nargs, a.inputcollid, query_cxt);
+                (fc, (*(*fc).flinfo).fn_strict)
+            });
+            let serial_fn = (internal && split == AggSplit::Partial).then(|| {
+                let mut expr = ptr::null_mut();
+                pg_sys::build_aggregate_serialfn_expr(funcs.serialfn, &mut expr);
+                call_info(funcs.serialfn, expr, 1, pg_sys::InvalidOid, query_cxt)
+            });
+            let deserial_fn = (internal && split == AggSplit::Finalize).then(|| {
+                let mut expr = ptr::null_mut();
+                pg_sys::build_aggregate_deserialfn_expr(funcs.deserialfn, &mut expr);
+                let fc = call_info(funcs.deserialfn, expr, 2, pg_sys::InvalidOid, query_cxt);
                 (fc, (*(*fc).flinfo).fn_strict)
             });
             pg_sys::MemoryContextSwitchTo(old);
@@ -178,14 +220,14 @@ impl FmgrAgg {
                 8 * 1024,
                 8 * 1024 * 1024,
             );
-            if transtype == pg_sys::INTERNALOID {
+            if internal {
                 let agg = aggregate_context(cxt, query_cxt);
-                (*trans_fcinfo).context = agg;
-                if let Some((fc, _)) = final_fn {
+                let calls = [Some(trans_fcinfo), final_fn.map(|f| f.0), serial_fn, deserial_fn.map(|f| f.0)];
+                for fc in calls.into_iter().flatten() {
                     (*fc).context = agg;
                 }
             }
-            let init = initval.map(|text| {
+            let init = funcs.initval.map(|text| {
                 let (mut input, mut ioparam) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
                 pg_sys::getTypeInputInfo(transtype, &mut input, &mut ioparam);
                 let c = std::ffi::CString::new(text).expect("an initial value without NUL");
@@ -204,6 +246,10 @@ impl FmgrAgg {
                 final_fn,
                 cxt,
                 states: Vec::new(),
+                split,
+                serial_fn,
+                deserial_fn,
+                form: if internal { None } else { StateForm::of(byval, len) },
             }
         }
     }
@@ -252,11 +298,74 @@ impl FmgrAgg {
     }
 
     /// Run the transition function for rows `rows` (in order) into groups
-    /// `groups`, with the argument columns `args`. Call in per-batch memory.
+    /// `groups`, with the argument columns `args` (a Finalize: the combine
+    /// function, with the partial states' column). Call in per-batch memory.
     ///
     /// # Safety
     /// The columns hold the aggregate's argument values for those rows.
     pub unsafe fn update(&mut self, groups: &[u32], rows: &[RowIdx], args: &[&Column]) {
+        unsafe {
+            if self.split != AggSplit::Finalize {
+                return self.fold(groups, rows, args);
+            }
+            let (states, kept) = self.read_partial_states(rows, args[0]);
+            match kept {
+                None => self.fold(groups, rows, &[&states]),
+                Some(kept) => {
+                    let (g, r): (Vec<u32>, Vec<RowIdx>) = kept.iter().map(|&i| (groups[i], rows[i])).unzip();
+                    self.fold(&g, &r, &[&states])
+                }
+            }
+        }
+    }
+
+    /// The states that rows `rows` of `col` (a Partial VecAgg's bytea
+    /// column) carry, as Datums of the state type in the current memory
+    /// context, and which of the rows to combine (None: all), as nodeAgg.c
+    /// reads them: a strict deserialization function is not called for a
+    /// NULL, and that row is not combined at all.
+    unsafe fn read_partial_states(&self, rows: &[RowIdx], col: &Column) -> (Column, Option<Vec<usize>>) {
+        unsafe {
+            let mut out = Column::new(vexec_core::batch::PhysType::Datum, col.len());
+            let mut kept = Vec::new();
+            let mut skipped = false;
+            for (i, &r) in rows.iter().enumerate() {
+                let r = r as usize;
+                let valid = col.is_valid(r);
+                let value = if valid { Some(col.values.datum(r)) } else { None };
+                let state = match (self.deserial_fn, self.form) {
+                    (Some((_, true)), _) if !valid => {
+                        skipped = true;
+                        continue;
+                    }
+                    (Some((fc, _)), _) => {
+                        let fargs = (*fc).args.as_mut_slice(2);
+                        fargs[0] = pg_sys::NullableDatum {
+                            value: pg_sys::Datum::from(value.unwrap_or(0)),
+                            isnull: !valid,
+                        };
+                        // (the dummy second argument PostgreSQL passes)
+                        fargs[1] =
+                            pg_sys::NullableDatum { value: pg_sys::Datum::from(0usize), isnull: false };
+                        let (d, isnull) = guarded(|| invoke(fc));
+                        (!isnull).then_some(d)
+                    }
+                    (None, Some(form)) => value.map(|v| decode_state(v, form)),
+                    (None, None) => unreachable!("an internal state has a deserialization function"),
+                };
+                kept.push(i);
+                match state {
+                    Some(d) => out.values.set_datum(r, d),
+                    None => out.validity.set(r, false),
+                }
+            }
+            (out, skipped.then_some(kept))
+        }
+    }
+
+    /// Run the transition (or combine) function for rows `rows` into groups
+    /// `groups`.
+    unsafe fn fold(&mut self, groups: &[u32], rows: &[RowIdx], args: &[&Column]) {
         debug_assert_eq!(args.len(), self.nargs);
         let fcinfo = self.trans_fcinfo;
         let (strict, byval, len, cxt) =
@@ -326,9 +435,24 @@ impl FmgrAgg {
     }
 
     /// The aggregate's result for group `g` (None for NULL), in the current
-    /// memory context (or the state itself without a final function).
+    /// memory context (or the state itself without a final function); a
+    /// Partial's is the state as a bytea.
     pub unsafe fn result(&self, g: usize) -> Option<usize> {
         let st = self.states[g];
+        if self.split == AggSplit::Partial {
+            if st.isnull {
+                return None;
+            }
+            return Some(match (self.serial_fn, self.form) {
+                (Some(fc), _) => unsafe {
+                    let fargs = (*fc).args.as_mut_slice(1);
+                    fargs[0] = pg_sys::NullableDatum { value: pg_sys::Datum::from(st.value), isnull: false };
+                    guarded(|| invoke(fc)).0
+                },
+                (None, Some(form)) => unsafe { encode_state(st.value, form) },
+                (None, None) => unreachable!("an internal state has a serialization function"),
+            });
+        }
         let Some((fcinfo, strict)) = self.final_fn else {
             return (!st.isnull).then_some(st.value);
         };
@@ -344,6 +468,53 @@ impl FmgrAgg {
             }
             let (d, isnull) = guarded(|| invoke(fcinfo));
             (!isnull).then_some(d)
+        }
+    }
+}
+
+/// State `value` of form `form` as a bytea (see
+/// vexec_core::agg::state_bytes), in the current memory context; a TOASTed
+/// varlena is fetched and decompressed first.
+unsafe fn encode_state(value: usize, form: StateForm) -> usize {
+    unsafe {
+        let bytes: &[u8] = match form {
+            StateForm::ByValue => &value.to_ne_bytes(),
+            StateForm::Fixed(n) => std::slice::from_raw_parts(value as *const u8, n),
+            StateForm::Varlena => {
+                let plain = pg_sys::pg_detoast_datum_packed(value as *mut pg_sys::varlena) as *const u8;
+                let payload = vexec_core::batch::varlena::bytes(plain);
+                let header = payload.as_ptr().offset_from(plain) as usize;
+                std::slice::from_raw_parts(plain, header + payload.len())
+            }
+        };
+        let out = vexec_core::batch::varlena::make_4b(bytes);
+        let p = pg_sys::palloc(out.len()) as *mut u8;
+        ptr::copy_nonoverlapping(out.as_ptr(), p, out.len());
+        p as usize
+    }
+}
+
+/// The state a Partial's bytea `bytea` carries, in the current memory
+/// context (aligned: the bytea's bytes need not be), or an ERROR when the
+/// bytes are not a state of form `form`.
+unsafe fn decode_state(bytea: usize, form: StateForm) -> usize {
+    unsafe {
+        let plain = pg_sys::pg_detoast_datum_packed(bytea as *mut pg_sys::varlena) as *const u8;
+        let payload = vexec_core::batch::varlena::bytes(plain);
+        if !form.reads_back(payload) {
+            ereport!(
+                ERROR,
+                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                "a partial aggregate state of VecAgg does not read back"
+            );
+        }
+        match form {
+            StateForm::ByValue => usize::from_ne_bytes(payload.try_into().expect("a Datum's width")),
+            _ => {
+                let p = pg_sys::palloc(payload.len()) as *mut u8;
+                ptr::copy_nonoverlapping(payload.as_ptr(), p, payload.len());
+                p as usize
+            }
         }
     }
 }

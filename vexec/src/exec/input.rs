@@ -1,6 +1,6 @@
 //! A child plan read as batches, for the vector nodes above other nodes
 //! (VecAgg, VecSort, VecHashJoin): a vector node that produces batches
-//! (VecScan, VecHashJoin, VecAgg without HAVING or computed outputs)
+//! (VecScan, VecHashJoin, VecAgg but a Partial one)
 //! through its batch interface, any other plan through its slots, a batch
 //! of rows at a time.
 

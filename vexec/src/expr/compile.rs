@@ -308,10 +308,12 @@ impl Compiler {
     }
 
     /// A numeric expression as scaled integers (`VExpr::NumericToScaled`):
-    /// columns of numeric(p, s) with p <= 18 (every value has display scale
-    /// s and fits an i64 scaled), constants at their display scale, integers
-    /// at scale 0, and +, -, * and negation, with numeric.c's result
-    /// scales: max(s1, s2) for + and -, s1 + s2 for *. Scales stay <= 18.
+    /// columns of numeric(p, s) with p <= 38 (every value has display scale
+    /// s; with p <= 18 every value fits an i64 scaled, past that a value
+    /// that does not sends its batch to PostgreSQL's evaluator), constants
+    /// at their display scale, integers at scale 0, and +, -, * and
+    /// negation, with numeric.c's result scales: max(s1, s2) for + and -,
+    /// s1 + s2 for *. Scales stay <= 18.
     unsafe fn scaled(&mut self, node: *mut pg_sys::Node) -> Option<(VExpr, u16)> {
         unsafe {
             if node.is_null() {
@@ -324,7 +326,7 @@ impl Compiler {
                         return None;
                     }
                     let (precision, scale) = numeric_typmod((*v).vartypmod)?;
-                    if precision > 18 || !(0..=18).contains(&scale) {
+                    if precision > MAX_SCALED_PRECISION || !(0..=18).contains(&scale) {
                         return None;
                     }
                     let col = self.node(node)?;
@@ -875,6 +877,12 @@ fn align(l: (VExpr, u16), r: (VExpr, u16)) -> Option<(VExpr, VExpr, u16)> {
     };
     Some((up(l)?, up(r)?, scale))
 }
+
+/// The widest numeric(p, s) read as scaled integers: the bound for
+/// scaled numerics. Values of p <= 18 always fit an i64; wider columns
+/// usually hold values that do, and a batch with one that does not is
+/// evaluated by PostgreSQL (exact, only slower).
+const MAX_SCALED_PRECISION: i32 = 38;
 
 /// The (precision, scale) of a numeric typmod (numeric.c's
 /// `NUMERIC_TYPMOD_PRECISION`/`_SCALE`; the scale is an 11-bit signed

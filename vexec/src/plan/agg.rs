@@ -197,7 +197,7 @@ unsafe fn fmgr_transition(aggref: *mut pg_sys::Aggref, builtin: bool) -> Result<
                 return Err(format!("and its argument type {} is a C string", type_name(t)));
             }
         }
-        let Some((transfn, finalfn, _, _)) = aggregate_functions(a.aggfnoid) else {
+        let Some(AggregateFunctions { transfn, finalfn, .. }) = aggregate_functions(a.aggfnoid) else {
             return Err("and it has no pg_aggregate entry".into());
         };
         if a.aggtranstype == pg_sys::INTERNALOID {
@@ -298,6 +298,84 @@ const SAFE_BUILTIN_TRANSFNS: &[&str] = &[
     "cash_pl",
 ];
 
+/// Whether the partial states of an aggregate run through fmgr combine in
+/// a Finalize VecAgg: it has a combine function and, for an `internal`
+/// state, serialization functions, which need no more of PostgreSQL's Agg
+/// node than its transition does (built-in ones named here, SQL or PL
+/// functions), or why not.
+unsafe fn fmgr_combines(aggref: *mut pg_sys::Aggref) -> Result<(), String> {
+    unsafe {
+        let a = &*aggref;
+        let name = |f: pg_sys::Oid| CStr::from_ptr(pg_sys::get_func_name(f)).to_string_lossy().into_owned();
+        let agg = name(a.aggfnoid);
+        let f = aggregate_functions(a.aggfnoid).ok_or_else(|| format!("{agg} has no pg_aggregate entry"))?;
+        if f.combinefn == pg_sys::InvalidOid {
+            return Err(format!("{agg} has no combine function"));
+        }
+        let combine = name(f.combinefn);
+        let builtin =
+            pg_sys::get_func_namespace(f.combinefn) == pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE);
+        if a.aggtranstype == pg_sys::INTERNALOID {
+            let known = builtin
+                && f.serialfn != pg_sys::InvalidOid
+                && f.deserialfn != pg_sys::InvalidOid
+                && CONTEXT_COMBINES.contains(&(combine.as_str(), &name(f.serialfn), &name(f.deserialfn)));
+            return if known {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{agg} has an internal state whose combine function {combine} is not run through fmgr"
+                ))
+            };
+        }
+        let known = builtin
+            && (combine.ends_with("larger")
+                || combine.ends_with("smaller")
+                || SAFE_BUILTIN_TRANSFNS.contains(&combine.as_str())
+                || SAFE_BUILTIN_COMBINEFNS.contains(&combine.as_str()));
+        if !known && is_c_function(f.combinefn) {
+            return Err(format!(
+                "{agg}'s combine function {combine} is in C (it may need PostgreSQL's Agg node)"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The combine, serialization and deserialization functions of the
+/// `internal` states of CONTEXT_AGGREGATES and of variance/stddev, which
+/// use only the aggregate memory context of their Agg node.
+const CONTEXT_COMBINES: &[(&str, &str, &str)] = &[
+    ("string_agg_combine", "string_agg_serialize", "string_agg_deserialize"),
+    ("array_agg_combine", "array_agg_serialize", "array_agg_deserialize"),
+    ("array_agg_array_combine", "array_agg_array_serialize", "array_agg_array_deserialize"),
+    ("numeric_combine", "numeric_serialize", "numeric_deserialize"),
+    ("numeric_poly_combine", "numeric_poly_serialize", "numeric_poly_deserialize"),
+];
+
+/// Built-in C combine functions of SQL states that work without an
+/// aggregate context, besides the transitions that combine too
+/// (SAFE_BUILTIN_TRANSFNS, the *larger/*smaller comparisons): corr,
+/// covar_*, regr_* (float8_regr_combine builds a new array when not called
+/// by an Agg node) and regr_count.
+const SAFE_BUILTIN_COMBINEFNS: &[&str] = &["float8_regr_combine", "int8pl"];
+
+/// Whether the partial states of `aggref` combine, or why not.
+unsafe fn partial_state_of(aggref: *mut pg_sys::Aggref) -> Result<(), String> {
+    unsafe {
+        match transition_of(aggref) {
+            Ok(t) if t.combines() => Ok(()),
+            Ok(Transition::Fmgr { .. }) => fmgr_combines(aggref),
+            _ => {
+                let a = &*aggref;
+                let name = CStr::from_ptr(pg_sys::get_func_name(a.aggfnoid)).to_string_lossy().into_owned();
+                let what = if a.aggdistinct.is_null() { name } else { format!("{name}(DISTINCT)") };
+                Err(format!("{what} has no partial state"))
+            }
+        }
+    }
+}
+
 /// Whether function `f` is written in C (language internal or c).
 unsafe fn is_c_function(f: pg_sys::Oid) -> bool {
     unsafe {
@@ -364,18 +442,14 @@ unsafe fn agg_path(
 /// Most arguments an fmgr aggregate may have here.
 pub const MAX_FMGR_ARGS: usize = 8;
 
-/// pg_aggregate's transition function, final function, whether the final
-/// function takes extra (NULL) arguments, and the initial value's text.
-pub unsafe fn aggregate_functions(
-    aggfnoid: pg_sys::Oid,
-) -> Option<(pg_sys::Oid, pg_sys::Oid, bool, Option<String>)> {
+/// The pg_aggregate entry of aggregate `aggfnoid`.
+pub unsafe fn aggregate_functions(aggfnoid: pg_sys::Oid) -> Option<AggregateFunctions> {
     unsafe {
         let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::AGGFNOID as i32, aggfnoid.into());
         if tup.is_null() {
             return None;
         }
-        let form = pg_sys::GETSTRUCT(tup) as *mut pg_sys::FormData_pg_aggregate;
-        let (transfn, finalfn, extra) = ((*form).aggtransfn, (*form).aggfinalfn, (*form).aggfinalextra);
+        let form = &*(pg_sys::GETSTRUCT(tup) as *mut pg_sys::FormData_pg_aggregate);
         let mut isnull = false;
         let d = pg_sys::SysCacheGetAttr(
             pg_sys::SysCacheIdentifier::AGGFNOID as i32,
@@ -383,13 +457,34 @@ pub unsafe fn aggregate_functions(
             pg_sys::Anum_pg_aggregate_agginitval as i16,
             &mut isnull,
         );
-        let init = (!isnull).then(|| {
+        let initval = (!isnull).then(|| {
             let c = pg_sys::text_to_cstring(d.cast_mut_ptr());
             CStr::from_ptr(c).to_string_lossy().into_owned()
         });
+        let f = AggregateFunctions {
+            transfn: form.aggtransfn,
+            finalfn: form.aggfinalfn,
+            final_extra: form.aggfinalextra,
+            initval,
+            combinefn: form.aggcombinefn,
+            serialfn: form.aggserialfn,
+            deserialfn: form.aggdeserialfn,
+        };
         pg_sys::ReleaseSysCache(tup);
-        Some((transfn, finalfn, extra, init))
+        Some(f)
     }
+}
+
+/// An aggregate's support functions and initial value (pg_aggregate).
+pub struct AggregateFunctions {
+    pub transfn: pg_sys::Oid,
+    pub finalfn: pg_sys::Oid,
+    pub final_extra: bool,
+    /// The initial value's text (agginitval), None for NULL.
+    pub initval: Option<String>,
+    pub combinefn: pg_sys::Oid,
+    pub serialfn: pg_sys::Oid,
+    pub deserialfn: pg_sys::Oid,
 }
 
 pub(crate) fn type_name(t: pg_sys::Oid) -> String {
@@ -848,10 +943,8 @@ unsafe fn consider_parallel(
         if !(*output_rel).consider_parallel {
             return Err("the query is not parallel safe".into());
         }
-        if let Some(&a) = p.aggs.iter().find(|&&a| !transition_of(a).is_ok_and(|t| t.combines())) {
-            let name = CStr::from_ptr(pg_sys::get_func_name((*a).aggfnoid)).to_string_lossy().into_owned();
-            let what = if (*a).aggdistinct.is_null() { name } else { format!("{name}(DISTINCT)") };
-            return Err(format!("{what} has no partial state"));
+        if let Some(why) = p.aggs.iter().find_map(|&a| partial_state_of(a).err()) {
+            return Err(why);
         }
         if p.columns.iter().any(|&e| !pg_sys::is_parallel_safe(root, e)) {
             return Err("a group key or argument is not parallel safe".into());
@@ -911,8 +1004,11 @@ unsafe fn consider_parallel(
         pg_sys::add_path(output_rel, fin.cast());
 
         let kind = if p.keys.is_empty() { "plain (parallel)" } else { "hashed (parallel)" };
+        let nfmgr =
+            p.aggs.iter().filter(|&&a| matches!(transition_of(a), Ok(Transition::Fmgr { .. }))).count();
+        let nvector = naggs - nfmgr;
         let details = vec![format!(
-            "aggregates: {naggs} vector, 0 fmgr; {workers} workers planned; partial groups gathered: {gathered:.0}"
+            "aggregates: {nvector} vector, {nfmgr} fmgr; {workers} workers planned; partial groups gathered: {gathered:.0}"
         )];
         Ok(Some((alternative(kind, Verdict::Chosen, None, Some(total), details), id)))
     }

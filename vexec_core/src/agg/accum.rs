@@ -127,8 +127,10 @@ impl Transition {
         }
     }
 
-    /// Whether partial states of this transition combine (count(DISTINCT)
-    /// would need the values themselves, not a count per partial group).
+    /// Whether partial states of this vector transition combine
+    /// (count(DISTINCT) would need the values themselves, not a count per
+    /// partial group). An aggregate run through fmgr combines when its own
+    /// combine function does, which the planner looks up.
     pub fn combines(self) -> bool {
         !matches!(self, Transition::CountDistinct(_) | Transition::Fmgr { .. })
     }

@@ -5,6 +5,7 @@
 pub mod accum;
 pub mod collated;
 pub mod groups;
+pub mod state_bytes;
 
 pub use accum::{Accumulator, AggError, AggResult, MomentsFinal, TextOrder, Transition};
 pub use groups::{interval_span, table_layout, GroupTable, KeyKind, NO_GROUP};
