@@ -52,10 +52,14 @@ EXPLAIN (COSTS OFF, VERBOSE) SELECT k, vf_sum(a), vf_first(t), count(*) FROM vf 
 EXPLAIN (VEXEC, COSTS OFF) SELECT vf_sum(a), vf_cat(t) FROM vf;
 -- Refused: an internal state other than the known built-in ones; a
 -- function that can raise over a filtered input.
-EXPLAIN (VEXEC, COSTS OFF) SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x), json_object_agg(t, a) FROM vf;
+CREATE AGGREGATE vf_arr(anynonarray) (sfunc = array_agg_transfn, stype = internal, finalfunc = array_agg_finalfn,
+  finalfunc_extra);
+EXPLAIN (VEXEC, COSTS OFF) SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x), vf_arr(a) FROM vf;
+EXPLAIN (VEXEC, COSTS OFF) SELECT vf_arr(a) FROM vf;
 EXPLAIN (VEXEC, COSTS OFF) SELECT vf_sum(a) FROM vf WHERE id > 5;
 -- (and C functions other than known built-in ones: they may need an aggregate context)
-EXPLAIN (VEXEC, COSTS OFF) SELECT range_intersect_agg(int4range(a, a + 10)) FROM vf;
+CREATE AGGREGATE int8_sum_c(int4) (sfunc = int4_sum, stype = int8);
+EXPLAIN (VEXEC, COSTS OFF) SELECT int8_sum_c(a) FROM vf;
 -- Arguments of fixed-length by-reference types go through fmgr too
 -- (interval_larger; spill files hold their bytes).
 EXPLAIN (VEXEC, COSTS OFF) SELECT max(iv) FROM vf;
@@ -107,6 +111,34 @@ RESET vexec.mode;
 SELECT agg_same($$SELECT id % 1500, string_agg(t, ','), array_agg(id), jsonb_agg(a) FROM vf GROUP BY 1$$);
 RESET work_mem;
 RESET enable_sort;
+-- More built-in aggregates with an internal state: json_object_agg and its
+-- variants, sum/avg of interval, range_agg of ranges and multiranges; and
+-- range_intersect_agg (an SQL state, C functions that insist on an Agg node).
+SET vexec.mode = force;
+EXPLAIN (VEXEC, COSTS OFF) SELECT k, json_object_agg(id, t), sum(iv), avg(iv) FROM vf GROUP BY k;
+-- (range_agg and range_intersect_agg raise no error: over computed ranges too)
+EXPLAIN (VEXEC, COSTS OFF) SELECT k, range_agg(int4range(a, a + 10)), range_intersect_agg(int4range(a, a + 600))
+  FROM vf GROUP BY k;
+RESET vexec.mode;
+SET enable_sort = off;
+SELECT agg_same($$SELECT k, json_object_agg(id, t), json_object_agg_strict(id, t), json_object_agg_unique(id, a),
+  json_object_agg_unique_strict(id, a) FROM vf GROUP BY k$$);
+RESET enable_sort;
+-- (a duplicate key; a NULL key: the same errors)
+SELECT agg_same($$SELECT json_object_agg_unique(k, a) FROM vf$$);
+SELECT agg_same($$SELECT json_object_agg(t, a) FROM vf$$);
+SELECT agg_same($$SELECT k, sum(iv), avg(iv) FROM vf GROUP BY k$$);
+SELECT agg_same($$SELECT sum(iv), avg(iv), count(iv) FROM vf$$);
+SELECT agg_same($$SELECT k, range_agg(int4range(a / 10 * 10, a / 10 * 10 + 3)),
+  range_intersect_agg(int4range(a % 50 - 100, a % 50 + 100)),
+  range_agg(int4multirange(int4range(a / 20 * 20, a / 20 * 20 + 5), int4range(a / 20 * 20 + 7, a / 20 * 20 + 9))),
+  range_intersect_agg(int4multirange(int4range(a % 40 - 90, a % 40 + 90), int4range(200, 300 + a % 7)))
+  FROM vf WHERE a IS NOT NULL GROUP BY k$$);
+-- (interval out of range)
+CREATE TABLE vf_long AS SELECT g AS id, interval '170000000 years' AS iv FROM generate_series(1, 3) g;
+SELECT agg_same($$SELECT sum(iv) FROM vf_long$$);
+SELECT agg_same($$SELECT id % 2, avg(iv) FROM vf_long GROUP BY 1$$);
+DROP TABLE vf_long;
 -- Rescans: each run builds its states again.
 SELECT agg_same($$SELECT x, (SELECT string_agg(t, '') FROM vf WHERE id < x * 10 AND k = 1) FROM generate_series(1, 3) x$$);
 
@@ -119,6 +151,8 @@ SELECT agg_same($$SELECT k, round(corr(y, x)::numeric, 10), regr_count(y, x), ro
 -- Empty input: the initial value, or NULL.
 CREATE TABLE vf_empty (LIKE vf);
 SELECT agg_same($$SELECT vf_sum(a), vf_first(t), vf_count_nulls(a), vf_cat(t), vf_pairs(a, b) FROM vf_empty$$);
+SELECT agg_same($$SELECT sum(iv), avg(iv), json_object_agg(id, t) FROM vf_empty$$);
+SELECT agg_same($$SELECT range_agg(int4range(a, a + 10)), range_intersect_agg(int4range(a, a + 1200)) FROM vf_empty$$);
 SELECT agg_same($$SELECT k, vf_sum(a) FROM vf_empty GROUP BY k$$);
 -- An error inside a transition: the same error.
 SELECT agg_same($$SELECT k, vf_boom(a) FROM vf GROUP BY k$$);
@@ -191,6 +225,9 @@ SELECT par_same($$SELECT k, round(corr(y, x)::numeric, 10), round(regr_slope(y, 
 -- groups of equal values).
 SELECT par_same($$SELECT k, var_pop(a), stddev(b), variance(n), stddev_samp(n), var_samp(a) FROM vfp GROUP BY k$$);
 SELECT par_same($$SELECT var_pop(a), stddev(b), variance(n) FROM vfp$$);
+SELECT par_same($$SELECT k, sum(iv), avg(iv) FROM vfp GROUP BY k$$);
+SELECT par_same($$SELECT k, range_intersect_agg(int4range(a % 50 - 100, a % 50 + 100)),
+  range_intersect_agg(int4multirange(int4range(a % 40 - 90, a % 40 + 90))) FROM vfp WHERE a IS NOT NULL GROUP BY k$$);
 SELECT par_same($$SELECT k, length(string_agg(t, ',')), cardinality(array_agg(a)), length(string_agg(zt, ',')),
   cardinality(array_agg(zt)) FROM vfp GROUP BY k$$);
 SELECT par_same($$SELECT t, string_agg(t, '/'), array_agg(t), cardinality(array_agg(id)) FROM vfp GROUP BY t$$);

@@ -17,7 +17,8 @@
 //! few built-in ones with an `internal` state (string_agg, array_agg,
 //! json(b)_agg...), whose functions get a stand-in for PostgreSQL's Agg node
 //! that answers AggCheckCallContext with the states' memory context, the
-//! only part of it they read. Polymorphic functions see their resolved
+//! only part of it they read (as do range_intersect_agg's functions, whose
+//! state is an SQL value but which insist on an Agg node). Polymorphic functions see their resolved
 //! types through fn_expr, built as nodeAgg.c builds it.
 //!
 //! Parallel (a Partial VecAgg below Gather, a Finalize above it), as
@@ -226,6 +227,8 @@ impl FmgrAgg {
                 for fc in calls.into_iter().flatten() {
                     (*fc).context = agg;
                 }
+            } else if crate::plan::agg::checks_aggregate_context(fnoid) {
+                (*trans_fcinfo).context = aggregate_context(cxt, query_cxt);
             }
             let init = funcs.initval.map(|text| {
                 let (mut input, mut ioparam) = (pg_sys::InvalidOid, pg_sys::InvalidOid);

@@ -235,7 +235,9 @@ unsafe fn fmgr_transition(aggref: *mut pg_sys::Aggref, builtin: bool) -> Result<
         // context") or read PostgreSQL's Agg node through it, so C code runs
         // only when known not to: built-in transitions named here, with the
         // built-in aggregate's own final function. SQL and PL functions never see it.
-        let known = builtin && (compares || SAFE_BUILTIN_TRANSFNS.contains(&fname.as_str()));
+        let checks_context = builtin && CONTEXT_CHECKING_FNS.contains(&fname.as_str());
+        let known =
+            builtin && (compares || checks_context || SAFE_BUILTIN_TRANSFNS.contains(&fname.as_str()));
         if !known {
             for f in [transfn, finalfn].into_iter().filter(|&f| f != pg_sys::InvalidOid) {
                 if is_c_function(f) {
@@ -244,7 +246,8 @@ unsafe fn fmgr_transition(aggref: *mut pg_sys::Aggref, builtin: bool) -> Result<
                 }
             }
         }
-        Ok(Transition::Fmgr { raises: !compares })
+        // (range intersections raise no error on ranges of one type)
+        Ok(Transition::Fmgr { raises: !compares && !checks_context })
     }
 }
 
@@ -267,7 +270,33 @@ const CONTEXT_AGGREGATES: &[(&str, &str, bool)] = &[
     ("jsonb_object_agg_strict_transfn", "jsonb_object_agg_finalfn", true),
     ("jsonb_object_agg_unique_transfn", "jsonb_object_agg_finalfn", true),
     ("jsonb_object_agg_unique_strict_transfn", "jsonb_object_agg_finalfn", true),
+    ("json_object_agg_transfn", "json_object_agg_finalfn", true),
+    ("json_object_agg_strict_transfn", "json_object_agg_finalfn", true),
+    ("json_object_agg_unique_transfn", "json_object_agg_finalfn", true),
+    ("json_object_agg_unique_strict_transfn", "json_object_agg_finalfn", true),
+    // sum and avg of interval (interval out of range)
+    ("interval_avg_accum", "interval_sum", true),
+    ("interval_avg_accum", "interval_avg", true),
+    // range_agg of ranges and of multiranges (their union)
+    ("range_agg_transfn", "range_agg_finalfn", false),
+    ("multirange_agg_transfn", "multirange_agg_finalfn", false),
 ];
+
+/// Built-in C functions of aggregates with an SQL state that insist on
+/// being called by an Agg node (AggCheckCallContext) but use nothing of
+/// it: range_intersect_agg of ranges and of multiranges (transition and
+/// combine function alike). VecAgg gives them its stand-in Agg node.
+const CONTEXT_CHECKING_FNS: &[&str] = &["range_intersect_agg_transfn", "multirange_intersect_agg_transfn"];
+
+/// Whether built-in function `f` is one of CONTEXT_CHECKING_FNS.
+pub unsafe fn checks_aggregate_context(f: pg_sys::Oid) -> bool {
+    unsafe {
+        f != pg_sys::InvalidOid
+            && pg_sys::get_func_namespace(f) == pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE)
+            && CONTEXT_CHECKING_FNS
+                .contains(&CStr::from_ptr(pg_sys::get_func_name(f)).to_string_lossy().as_ref())
+    }
+}
 
 /// The final functions of var_pop, var_samp (variance), stddev_pop and
 /// stddev_samp (stddev) over the states of int8_accum and numeric_accum,
@@ -332,6 +361,7 @@ unsafe fn fmgr_combines(aggref: *mut pg_sys::Aggref) -> Result<(), String> {
             && (combine.ends_with("larger")
                 || combine.ends_with("smaller")
                 || SAFE_BUILTIN_TRANSFNS.contains(&combine.as_str())
+                || CONTEXT_CHECKING_FNS.contains(&combine.as_str())
                 || SAFE_BUILTIN_COMBINEFNS.contains(&combine.as_str()));
         if !known && is_c_function(f.combinefn) {
             return Err(format!(
@@ -351,6 +381,7 @@ const CONTEXT_COMBINES: &[(&str, &str, &str)] = &[
     ("array_agg_array_combine", "array_agg_array_serialize", "array_agg_array_deserialize"),
     ("numeric_combine", "numeric_serialize", "numeric_deserialize"),
     ("numeric_poly_combine", "numeric_poly_serialize", "numeric_poly_deserialize"),
+    ("interval_avg_combine", "interval_avg_serialize", "interval_avg_deserialize"),
 ];
 
 /// Built-in C combine functions of SQL states that work without an
