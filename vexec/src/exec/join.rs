@@ -409,6 +409,10 @@ unsafe fn detoast(s: &Side, columns: &mut [Column], rows: &[RowIdx]) {
 
 /// The rows of `rows` whose keys are all non-NULL.
 fn keyed_rows(columns: &[Column], keys: &[usize], rows: &[RowIdx]) -> Vec<RowIdx> {
+    // (NOT NULL keys: no row to test)
+    if keys.iter().all(|&k| columns[k].validity.all_set()) {
+        return rows.to_vec();
+    }
     rows.iter().copied().filter(|&r| keys.iter().all(|&k| columns[k].is_valid(r as usize))).collect()
 }
 
@@ -710,15 +714,12 @@ impl JoinState {
                         (Held { columns: std::mem::take(&mut b.columns), _spilled: Some(b) }, rows)
                     }
                 };
-                let rows = if self.jointype.keeps_outer() {
-                    rows
-                } else {
-                    keyed_rows(&held.columns, &self.outer.keys, &rows)
-                };
+                let keyed = keyed_rows(&held.columns, &self.outer.keys, &rows);
+                let keeps_outer = self.jointype.keeps_outer();
+                let rows = if keeps_outer { rows } else { keyed.clone() };
                 if rows.is_empty() {
                     continue;
                 }
-                let keyed = keyed_rows(&held.columns, &self.outer.keys, &rows);
                 let mut groups = Vec::new();
                 let mut hashes = Vec::new();
                 let keys = self.outer.key_columns(&held.columns, &keyed);
@@ -734,6 +735,16 @@ impl JoinState {
                         }
                         k += 1;
                     }
+                }
+                // Outer rows without a match give nothing unless the join
+                // keeps them: drop them here rather than step over each.
+                let (rows, heads): (Vec<RowIdx>, Vec<u32>) = if keeps_outer {
+                    (rows, heads)
+                } else {
+                    rows.iter().zip(&heads).filter(|&(_, &h)| h != NONE).map(|(&r, &h)| (r, h)).unzip()
+                };
+                if rows.is_empty() {
+                    continue;
                 }
                 self.probe = Some(Probe {
                     held,
