@@ -82,6 +82,29 @@ SELECT agg_same($$SELECT s % 7, count(DISTINCT a), count(DISTINCT u), count(*) F
 SELECT agg_same($$SELECT count(DISTINCT f4), count(DISTINCT f8), count(DISTINCT c), count(DISTINCT by) FROM vk$$);
 SELECT agg_same($$SELECT vc, count(DISTINCT f4), count(DISTINCT c), count(DISTINCT tz) FROM vk GROUP BY vc$$);
 SELECT agg_same($$SELECT count(DISTINCT a) FROM va WHERE id < 0$$);
+-- Other DISTINCT aggregates whose result does not depend on the order of
+-- the distinct values: sum/avg of integers, min/max of integer-like values
+-- and dates/timestamps, bool_and/bool_or (int8 sums past int8, NULLs, empty input).
+SET vexec.mode = force;
+EXPLAIN (VEXEC, COSTS OFF) SELECT s % 7, sum(DISTINCT a), avg(DISTINCT b), min(DISTINCT d), bool_or(DISTINCT bo)
+  FROM va GROUP BY 1;
+RESET vexec.mode;
+SELECT agg_same($$SELECT sum(DISTINCT a), sum(DISTINCT s), sum(DISTINCT b), avg(DISTINCT a), avg(DISTINCT s),
+  avg(DISTINCT b), min(DISTINCT d), max(DISTINCT ts), bool_and(DISTINCT bo), every(DISTINCT bo), bool_or(DISTINCT bo),
+  sum(a), count(DISTINCT a) FROM va$$);
+SELECT agg_same($$SELECT s % 7, sum(DISTINCT a % 100), avg(DISTINCT a % 100), sum(DISTINCT b % 1000), max(DISTINCT d),
+  min(DISTINCT s), bool_or(DISTINCT bo), count(DISTINCT a % 100) FROM va GROUP BY 1$$);
+SELECT agg_same($$SELECT sum(DISTINCT a), avg(DISTINCT b), min(DISTINCT d) FROM va WHERE id < 0$$);
+SELECT agg_same($$SELECT s, sum(DISTINCT a) FILTER (WHERE a > 0), avg(DISTINCT b) FILTER (WHERE id % 3 = 0) FROM va GROUP BY s$$);
+-- (no partial state: the serial VecAgg stays in parallel plans)
+SET vexec.mode = force;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+EXPLAIN (VEXEC, COSTS OFF) SELECT sum(DISTINCT a) FROM va;
+RESET ALL;
+SET search_path = public;
 -- FILTER: only rows where it is true count; the FILTER is computed by the scan.
 SELECT agg_same($$SELECT count(*) FILTER (WHERE a > 0), sum(a) FILTER (WHERE t LIKE 'str1%'), min(t) FILTER (WHERE bo), count(DISTINCT s) FILTER (WHERE s > 0) FROM va$$);
 SELECT agg_same($$SELECT s % 5, count(*) FILTER (WHERE bo), avg(b) FILTER (WHERE a IS NULL), max(d) FILTER (WHERE NOT bo), count(*) FROM va GROUP BY 1$$);
@@ -207,7 +230,8 @@ EXPLAIN (VEXEC, COSTS OFF) SELECT s, min(u) FROM va GROUP BY s;
 EXPLAIN (VEXEC, COSTS OFF) SELECT id, a, count(*) FROM vpk GROUP BY id;
 EXPLAIN (VEXEC, COSTS OFF) SELECT t, count(*) FROM vci GROUP BY t;
 EXPLAIN (VEXEC, COSTS OFF) SELECT 1 AS one, count(*) FROM va GROUP BY one;
-EXPLAIN (VEXEC, COSTS OFF) SELECT s, sum(DISTINCT a) FROM va GROUP BY s;
+EXPLAIN (VEXEC, COSTS OFF) SELECT s, sum(DISTINCT f) FROM va GROUP BY s;
+EXPLAIN (VEXEC, COSTS OFF) SELECT s, string_agg(DISTINCT t, ',') FROM va GROUP BY s;
 EXPLAIN (VEXEC, COSTS OFF) SELECT sum(100 / a) FILTER (WHERE a <> 0) FROM va;
 RESET vexec.mode;
 SELECT agg_same($$SELECT n, count(*) FROM va GROUP BY n$$);

@@ -116,6 +116,16 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
                     }
                     Ok(Transition::CountDistinct(kind))
                 }
+                (_, [t], Some(sgc)) if builtin && (*a.aggdistinct).length == 1 => {
+                    let t = *t;
+                    let Some(transition) = distinct_transition(&name, t) else {
+                        return Err(format!("DISTINCT aggregate {name}({})", type_name(t)));
+                    };
+                    if !default_equality(t, sgc) {
+                        return Err(format!("{name}(DISTINCT {}) with a non-default equality", type_name(t)));
+                    }
+                    Ok(transition)
+                }
                 _ => Err(format!("DISTINCT aggregate {name}")),
             };
         }
@@ -176,6 +186,29 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
             }),
         }
     }
+}
+
+/// The vector transition of `name(DISTINCT x)` over type `t` whose result
+/// does not depend on the order in which PostgreSQL would feed it the
+/// (sorted) distinct values: sums and averages of integers (each distinct
+/// value once per group), and extremes of integer-like values and booleans
+/// (the extreme of the distinct values is the extreme of all of them, and
+/// values equal here are identical). None for the others (float sums and
+/// fmgr aggregates depend on that order; text and numeric have equal values
+/// that differ).
+fn distinct_transition(name: &str, t: pg_sys::Oid) -> Option<Transition> {
+    use pg_sys::{BOOLOID, DATEOID, INT2OID, INT4OID, INT8OID, TIMESTAMPOID, TIMESTAMPTZOID};
+    let ints = [INT2OID, INT4OID, INT8OID];
+    let int_like = [INT2OID, INT4OID, INT8OID, DATEOID, TIMESTAMPOID, TIMESTAMPTZOID];
+    Some(match name {
+        "sum" if t == INT2OID || t == INT4OID => Transition::SumDistinctInt,
+        "sum" if t == INT8OID => Transition::SumDistinctBigInt,
+        "avg" if ints.contains(&t) => Transition::AvgDistinctInt,
+        "min" | "max" if int_like.contains(&t) => Transition::MinMaxInt { max: name == "max" },
+        "bool_and" | "every" if t == BOOLOID => Transition::MinMaxInt { max: false },
+        "bool_or" if t == BOOLOID => Transition::MinMaxInt { max: true },
+        _ => return None,
+    })
 }
 
 /// An aggregate without a vector transition runs its own transition and

@@ -55,6 +55,14 @@ pub enum Transition {
     CountValues,
     /// count(DISTINCT x) over a hashable key kind.
     CountDistinct(KeyKind),
+    /// sum(DISTINCT x) over int2/int4: int8 result, wrapping (SumInt over
+    /// the distinct values of each group; a sum does not depend on the
+    /// order PostgreSQL's sort feeds them in).
+    SumDistinctInt,
+    /// sum(DISTINCT x) over int8: numeric result.
+    SumDistinctBigInt,
+    /// avg(DISTINCT x) over int2/int4/int8: numeric result.
+    AvgDistinctInt,
     /// sum over int2/int4: int8 result, wrapping.
     SumInt,
     /// sum over int8: numeric result from an int128 sum.
@@ -118,7 +126,7 @@ impl Transition {
             SumNumeric | AvgNumeric => Some(0),
             SumBigInt | AvgInt => Some(1),
             Moments { .. } => Some(2),
-            CountDistinct(_) | Fmgr { .. } => None,
+            CountDistinct(_) | SumDistinctInt | SumDistinctBigInt | AvgDistinctInt | Fmgr { .. } => None,
             _ => Some(3),
         };
         match (class(self), class(other)) {
@@ -132,7 +140,14 @@ impl Transition {
     /// partial group). An aggregate run through fmgr combines when its own
     /// combine function does, which the planner looks up.
     pub fn combines(self) -> bool {
-        !matches!(self, Transition::CountDistinct(_) | Transition::Fmgr { .. })
+        !matches!(
+            self,
+            Transition::CountDistinct(_)
+                | Transition::SumDistinctInt
+                | Transition::SumDistinctBigInt
+                | Transition::AvgDistinctInt
+                | Transition::Fmgr { .. }
+        )
     }
 
     /// A stable integer for plan nodes (which hold lists of integers).
@@ -161,6 +176,9 @@ impl Transition {
             Transition::Moments { fin: f } => 20 + fin(f),
             Transition::CountDistinct(k) => 30 + k.code(),
             Transition::Fmgr { raises } => 60 + raises as i32,
+            Transition::SumDistinctInt => 70,
+            Transition::SumDistinctBigInt => 71,
+            Transition::AvgDistinctInt => 72,
         }
     }
 
@@ -190,6 +208,9 @@ impl Transition {
             20..=24 => Transition::Moments { fin: FINS[(code - 20) as usize] },
             30..=59 => Transition::CountDistinct(KeyKind::from_code(code - 30)?),
             60 | 61 => Transition::Fmgr { raises: code == 61 },
+            70 => Transition::SumDistinctInt,
+            71 => Transition::SumDistinctBigInt,
+            72 => Transition::AvgDistinctInt,
             _ => return None,
         })
     }
@@ -236,6 +257,13 @@ enum State {
     },
     IntSum {
         sums: Vec<i64>,
+        counts: Vec<i64>,
+    },
+    /// sum/avg(DISTINCT) of integers: the (group, value) pairs seen, and
+    /// per group the sum and count of its distinct values.
+    DistinctSum {
+        seen: hashbrown::HashSet<(u32, i64), foldhash::fast::FixedState>,
+        sums: Vec<i128>,
         counts: Vec<i64>,
     },
     WideSum {
@@ -468,6 +496,13 @@ impl Accumulator {
                 }
             }
             Transition::SumInt => State::IntSum { sums: vec![], counts: vec![] },
+            Transition::SumDistinctInt | Transition::SumDistinctBigInt | Transition::AvgDistinctInt => {
+                State::DistinctSum {
+                    seen: hashbrown::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(0x6469_7374)),
+                    sums: vec![],
+                    counts: vec![],
+                }
+            }
             Transition::SumBigInt | Transition::AvgInt => State::WideSum { sums: vec![], counts: vec![] },
             Transition::SumFloat4 => State::F32Sum { sums: vec![], seen: vec![] },
             Transition::SumFloat8 => State::F64Sum { sums: vec![], seen: vec![] },
@@ -519,7 +554,7 @@ impl Accumulator {
                 grow(sums, n, room, 0);
                 grow(counts, n, room, 0);
             }
-            State::WideSum { sums, counts } => {
+            State::WideSum { sums, counts } | State::DistinctSum { sums, counts, .. } => {
                 grow(sums, n, room, 0);
                 grow(counts, n, room, 0);
             }
@@ -607,6 +642,14 @@ impl Accumulator {
             (State::DistinctInts { counts, seen }, _) => {
                 for_ints!(&col.values, live, |g, _r, x| {
                     counts[g] += seen.insert((g as u32, x)) as i64;
+                })
+            }
+            (State::DistinctSum { seen, sums, counts }, _) => {
+                for_ints!(&col.values, live, |g, _r, x| {
+                    if seen.insert((g as u32, x)) {
+                        sums[g] += x as i128;
+                        counts[g] += 1;
+                    }
                 })
             }
             (State::IntSum { sums, counts }, _) => {
@@ -848,6 +891,13 @@ impl Accumulator {
                     AggResult::Int(sums[g])
                 }
             }
+            (State::DistinctSum { sums, counts, .. }, t) => match (counts[g], t) {
+                (0, _) => AggResult::Null,
+                // (int8 wrapping, as SumInt)
+                (_, Transition::SumDistinctInt) => AggResult::Int(sums[g] as i64),
+                (_, Transition::AvgDistinctInt) => AggResult::NumericAvg { sum: sums[g], count: counts[g] },
+                _ => AggResult::Numeric(sums[g]),
+            },
             (State::WideSum { sums, counts }, t) => match (counts[g], t) {
                 (0, _) => AggResult::Null,
                 (_, Transition::AvgInt) => AggResult::NumericAvg { sum: sums[g], count: counts[g] },
@@ -908,6 +958,9 @@ impl Accumulator {
             State::Distinct { counts, seen } => counts.capacity() * 8 + seen.bytes_used(),
             // 16-byte entries and a control byte each.
             State::DistinctInts { counts, seen } => counts.capacity() * 8 + seen.capacity() * 17,
+            State::DistinctSum { seen, sums, counts } => {
+                seen.capacity() * 17 + sums.capacity() * 16 + counts.capacity() * 8
+            }
             State::IntSum { sums, counts } => (sums.capacity() + counts.capacity()) * 8,
             State::WideSum { sums, counts } => sums.capacity() * 16 + counts.capacity() * 8,
             State::F32Sum { sums, seen } => sums.capacity() * 4 + seen.capacity(),
@@ -995,8 +1048,8 @@ impl Accumulator {
         out.clear();
         match &self.state {
             State::Counts(c) => out.extend_from_slice(&c[g].to_le_bytes()),
-            State::Distinct { .. } | State::DistinctInts { .. } => {
-                panic!("count(DISTINCT) has no partial state")
+            State::Distinct { .. } | State::DistinctInts { .. } | State::DistinctSum { .. } => {
+                panic!("a DISTINCT aggregate has no partial state")
             }
             State::IntSum { sums, counts } => {
                 out.extend_from_slice(&sums[g].to_le_bytes());
@@ -1080,7 +1133,9 @@ impl Accumulator {
         let overflow = AggError::FloatOverflow { row };
         match (&mut self.state, self.transition) {
             (State::Counts(c), _) => c[g] += rd.i64()?,
-            (State::Distinct { .. } | State::DistinctInts { .. }, _) => return None,
+            (State::Distinct { .. } | State::DistinctInts { .. } | State::DistinctSum { .. }, _) => {
+                return None
+            }
             (State::IntSum { sums, counts }, _) => {
                 sums[g] = sums[g].wrapping_add(rd.i64()?);
                 counts[g] += rd.i64()?;
@@ -1658,5 +1713,35 @@ mod tests {
             let pairs = (0..table.len()).filter(|&p| table.fixed_key(0, p) == Some(g as i64)).count();
             assert_eq!(ints.result(g as usize), AggResult::Int(pairs as i64), "group {g}");
         }
+    }
+
+    #[test]
+    fn distinct_sums_take_each_value_once_per_group() {
+        // group 0: 5, 5, 7, NULL, 5 -> {5, 7}; group 1: 5, -2, -2 -> {5, -2}; group 2: NULL only
+        let col = i32s(&[Some(5), Some(5), Some(7), None, Some(5), Some(5), Some(-2), Some(-2), None]);
+        let groups = [0, 0, 0, 0, 0, 1, 1, 1, 2];
+        let (a, r) = run(Transition::SumDistinctInt, Some(&col), &groups);
+        r.unwrap();
+        let t = Transition::SumDistinctInt;
+        assert_eq!((a.result_as(0, t), a.result_as(1, t)), (AggResult::Int(12), AggResult::Int(3)));
+        assert_eq!(a.result_as(2, t), AggResult::Null);
+        let (a, _) = run(Transition::AvgDistinctInt, Some(&col), &groups);
+        assert_eq!(a.result_as(0, Transition::AvgDistinctInt), AggResult::NumericAvg { sum: 12, count: 2 });
+        // A second batch adds only values not seen in the group before.
+        let mut a = Accumulator::new(Transition::SumDistinctBigInt);
+        a.ensure_groups(2);
+        let mut big = Column::new(PhysType::I64, 3);
+        for (i, v) in [i64::MAX, i64::MAX, 1].into_iter().enumerate() {
+            big.values.set_datum(i, v as usize);
+        }
+        unsafe {
+            a.update(&[0, 0, 1], &[0, 1, 2], Some(&big)).unwrap();
+            a.update(&[0, 1, 1], &[2, 0, 2], Some(&big)).unwrap();
+        }
+        let t = Transition::SumDistinctBigInt;
+        assert_eq!(a.result_as(0, t), AggResult::Numeric(i64::MAX as i128 + 1));
+        assert_eq!(a.result_as(1, t), AggResult::Numeric(i64::MAX as i128 + 1));
+        assert!(!t.combines() && !t.shares_state(Transition::SumBigInt));
+        assert_eq!(Transition::from_code(t.code()), Some(t));
     }
 }
