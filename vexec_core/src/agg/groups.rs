@@ -350,6 +350,23 @@ fn find(
     found.copied()
 }
 
+/// Whether row `i` has the same key as row `i - 1` (hashes `h`, `prev_h`):
+/// rows often come clustered by key (a table loaded in key order, a join's
+/// matches), and then one comparison replaces a probe of the table.
+#[inline]
+fn same_as_previous(rk: &[RowKeys<'_>], i: usize, h: u64, prev_h: u64) -> bool {
+    i > 0
+        && h == prev_h
+        && rk.iter().all(|k| {
+            k.tags[i] == k.tags[i - 1]
+                && match k.tags[i] {
+                    NORM_FIXED => k.vals[i] == k.vals[i - 1],
+                    NORM_NULL => true,
+                    _ => k.others[i] == k.others[i - 1],
+                }
+        })
+}
+
 /// Whether group `g` has the key of row `i` of `rk` (one per key column):
 /// PostgreSQL's equality.
 #[inline]
@@ -607,8 +624,14 @@ impl GroupTable {
         let before = self.len();
         let GroupTable { kinds, keys, norm_vals, norm_tags, hashes: group_hashes, table, .. } = self;
         let single_fixed = single_fixed(&norms);
+        let mut prev_h = 0;
         for (i, (&r, &h)) in rows.iter().zip(&hashes).enumerate() {
             let r = r as usize;
+            if same_as_previous(&norms, i, h, prev_h) {
+                out.push(out[i - 1]);
+                continue;
+            }
+            prev_h = h;
             let stored = Stored { kinds, keys, norm_vals, norm_tags };
             let g = match find(table, &stored, h, &norms, i, single_fixed) {
                 Some(g) => g,
@@ -654,7 +677,13 @@ impl GroupTable {
             norm_vals: &self.norm_vals,
             norm_tags: &self.norm_tags,
         };
+        let mut prev_h = 0;
         for (i, &h) in hashes.iter().enumerate() {
+            if same_as_previous(&norms, i, h, prev_h) {
+                groups.push(groups[i - 1]);
+                continue;
+            }
+            prev_h = h;
             groups.push(find(&self.table, &stored, h, &norms, i, single_fixed).unwrap_or(NO_GROUP));
         }
     }
@@ -752,6 +781,31 @@ mod tests {
         acc.ensure_groups_in(3000, 3000);
         assert_eq!(acc.bytes_used(), reserved);
         assert_eq!(reserved, 3000 * 8);
+    }
+
+    #[test]
+    fn runs_of_equal_keys_share_their_group() {
+        // Runs of one key (the shortcut) next to keys that differ only in a
+        // later column, long byte keys and NULLs.
+        let long = |s: &str| format!("a key longer than seven bytes: {s}");
+        let names = ["x", "x", "x", "y", "y", "x", "x", "x"].map(long);
+        let store: Vec<Vec<u8>> =
+            names.iter().map(|n| crate::batch::varlena::make_1b(n.as_bytes())).collect();
+        let a = ints(&[Some(1), Some(1), Some(2), Some(2), Some(2), None, None, Some(1)]);
+        let mut t = GroupTable::new(&[KeyKind::Int, KeyKind::Bytes]);
+        let mut out = vec![];
+        let created = unsafe { t.assign(&[&a, &texts(&store)], &all(8), &mut out) };
+        assert_eq!(out, vec![0, 0, 1, 2, 2, 3, 3, 0]);
+        assert_eq!(created, 4);
+        let (mut groups, mut hashes) = (vec![], vec![]);
+        unsafe { t.lookup(&[&a, &texts(&store)], &[0, 1, 2, 3, 4, 5, 6, 7], &mut groups, &mut hashes) };
+        assert_eq!(groups, out);
+        // Rows without a group stay without one along their run.
+        let b = ints(&[Some(9), Some(9), Some(1), Some(1)]);
+        let other: Vec<Vec<u8>> =
+            ["x", "x", "x", "x"].map(|s| crate::batch::varlena::make_1b(long(s).as_bytes())).to_vec();
+        unsafe { t.lookup(&[&b, &texts(&other)], &all(4), &mut groups, &mut hashes) };
+        assert_eq!(groups, vec![NO_GROUP, NO_GROUP, 0, 0]);
     }
 
     #[test]
