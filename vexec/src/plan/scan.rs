@@ -202,7 +202,11 @@ unsafe fn consider(
         let details = vec![format!("quals: {kq} kernel ({steps} steps), {fq} fallback")];
         let disabled = if pg_sys::enable_seqscan { 0 } else { 1 };
 
-        let (row, vec) = cost::seq_scan(rel, &ec, 0);
+        let margin = |(row, vec): (cost::Cost, cost::Cost)| match mode {
+            Mode::Auto => (row, cost::with_index_margin(row, vec, settings::INDEX_MARGIN.get())),
+            _ => (row, vec),
+        };
+        let (row, vec) = margin(cost::seq_scan(rel, &ec, 0));
         let id = report::next_id();
         let path = make_path(rel, vec, disabled, id, 0);
         // add_path may free the path; vector parents get a copy.
@@ -234,7 +238,7 @@ unsafe fn consider(
                 pg_sys::max_parallel_workers_per_gather,
             );
             if workers > 0 {
-                let (prow, pvec) = cost::seq_scan(rel, &ec, workers);
+                let (prow, pvec) = margin(cost::seq_scan(rel, &ec, workers));
                 let pid = report::next_id();
                 let ppath = make_path(rel, pvec, disabled, pid, workers);
                 let copy =
