@@ -24,6 +24,16 @@ WHERE ln ~ 'cost:';
 SET vexec.mode = auto;
 EXPLAIN (VEXEC, COSTS OFF) SELECT count(*) FROM ve WHERE a > 5;
 EXPLAIN (VEXEC, COSTS OFF) SELECT * FROM ve WHERE id = 5;
+-- auto: a vector scan replaces an index scan only when cheaper by
+-- vexec.index_margin (its estimate is raised by that fraction, short of the
+-- sequential scan's): a range of a third of the table.
+SET vexec.index_margin = 0;
+EXPLAIN (COSTS OFF) SELECT sum(a) FROM ve WHERE id <= 7000;
+SET vexec.index_margin = 100;
+EXPLAIN (COSTS OFF) SELECT sum(a) FROM ve WHERE id <= 7000;
+-- ... and still always beats the sequential scan.
+EXPLAIN (COSTS OFF) SELECT id FROM ve WHERE a > 5;
+RESET vexec.index_margin;
 -- force: sequential scans are replaced; an index scan may still be cheaper.
 SET vexec.mode = force;
 EXPLAIN (VEXEC, COSTS OFF) SELECT * FROM ve WHERE id = 5;

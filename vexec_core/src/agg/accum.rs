@@ -307,7 +307,9 @@ struct NumericSums {
     sums: Vec<i128>,
     scales: Vec<u16>,
     counts: Vec<i64>,
-    specials: Vec<[u32; 3]>,
+    /// NaN/+Inf/-Inf counts of the groups that met one (few do: sparse,
+    /// 12 bytes a group would be a third of the state).
+    specials: std::collections::HashMap<usize, [u32; 3]>,
     wide: std::collections::BTreeMap<usize, Vec<Box<[u8]>>>,
 }
 
@@ -358,16 +360,16 @@ impl NumericSums {
                 self.counts[g] += 1;
                 self.wide.entry(g).or_default().push(payload.into());
             }
-            Some(Decoded::NaN) => self.specials[g][0] += 1,
-            Some(Decoded::PosInfinity) => self.specials[g][1] += 1,
-            Some(Decoded::NegInfinity) => self.specials[g][2] += 1,
+            Some(Decoded::NaN) => self.specials.entry(g).or_default()[0] += 1,
+            Some(Decoded::PosInfinity) => self.specials.entry(g).or_default()[1] += 1,
+            Some(Decoded::NegInfinity) => self.specials.entry(g).or_default()[2] += 1,
             None => return false,
         }
         true
     }
 
     fn result(&self, g: usize, avg: bool) -> AggResult<'_> {
-        let [nan, pinf, ninf] = self.specials[g];
+        let [nan, pinf, ninf] = self.specials.get(&g).copied().unwrap_or_default();
         if self.counts[g] == 0 && nan + pinf + ninf == 0 {
             AggResult::Null
         } else if nan > 0 || (pinf > 0 && ninf > 0) {
@@ -584,7 +586,6 @@ impl Accumulator {
                 grow(&mut s.sums, n, room, 0);
                 grow(&mut s.scales, n, room, 0);
                 grow(&mut s.counts, n, room, 0);
-                grow(&mut s.specials, n, room, [0; 3]);
             }
         }
     }
@@ -973,7 +974,7 @@ impl Accumulator {
                 s.sums.capacity() * 16
                     + s.scales.capacity() * 2
                     + s.counts.capacity() * 8
-                    + s.specials.capacity() * 12
+                    + s.specials.capacity() * 24
                     + s.wide.values().flatten().map(|b| b.len() + 48).sum::<usize>()
             }
         }
@@ -1090,7 +1091,7 @@ impl Accumulator {
                 out.extend_from_slice(&s.sums[g].to_le_bytes());
                 out.extend_from_slice(&s.scales[g].to_le_bytes());
                 out.extend_from_slice(&s.counts[g].to_le_bytes());
-                for c in s.specials[g] {
+                for c in s.specials.get(&g).copied().unwrap_or_default() {
                     out.extend_from_slice(&c.to_le_bytes());
                 }
                 let wide = s.wide.get(&g).map_or(&[][..], |w| w.as_slice());
@@ -1223,8 +1224,11 @@ impl Accumulator {
                 let (value, dscale, count) = (rd.i128()?, rd.u16()?, rd.i64()?);
                 let specials = [rd.u32()?, rd.u32()?, rd.u32()?];
                 s.add_scaled_n(g, value, dscale, count);
-                for (k, c) in specials.into_iter().enumerate() {
-                    s.specials[g][k] += c;
+                if specials != [0; 3] {
+                    let mine = s.specials.entry(g).or_default();
+                    for (k, c) in specials.into_iter().enumerate() {
+                        mine[k] += c;
+                    }
                 }
                 for _ in 0..rd.u32()? {
                     let w = rd.bytes()?;
