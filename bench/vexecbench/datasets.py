@@ -124,6 +124,7 @@ def ensure_loaded(cluster: Cluster, state_dir: str, ds: Dataset, seed: int) -> N
     want = ds.version + f":seed={seed}"
     if loaded_version(cluster, ds) == want:
         log(f"{ds.label}: already loaded in database {ds.name}")
+        _ensure_all_visible(cluster, ds)
         return
     with psycopg.connect(cluster.dsn("postgres"), autocommit=True) as c:
         c.execute(f"DROP DATABASE IF EXISTS {ds.name}")
@@ -204,6 +205,21 @@ AGG_QUERIES = [
     ("A4", "SELECT count(DISTINCT u) FROM t"),
     ("A5", "SELECT ks, count(DISTINCT u) FROM t GROUP BY ks"),
 ]
+
+
+def _ensure_all_visible(cluster: Cluster, ds: Dataset) -> None:
+    """VACUUM the tables whose pages are not all marked all-visible (a
+    crash or an old snapshot during the load leaves them so): every scan of
+    them would check each tuple's visibility, in every configuration."""
+    with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as pg:
+        rows = pg.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relkind = 'r' AND c.relname <> 'bench_meta' "
+            "AND c.relallvisible < c.relpages"
+        ).fetchall()
+        for (rel,) in rows:
+            log(f"VACUUM {rel} (not all pages all-visible)")
+            pg.execute(f'VACUUM "{rel}"')
 
 
 def _load_scan(cluster: Cluster, ds: Dataset, version: str, table: str) -> None:
