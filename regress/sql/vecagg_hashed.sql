@@ -167,6 +167,13 @@ SELECT agg_same($$SELECT tk, count(*), avg(v), count(k) FROM vbig GROUP BY tk$$)
 SELECT agg_same($$SELECT k % 1000, tk, count(*) FROM vbig GROUP BY 1, 2 HAVING count(*) > 1$$);
 SELECT agg_same($$SELECT k, sum(100 / (v - 99)) FROM vbig GROUP BY k$$);
 SELECT agg_same($$SELECT k % 100, count(DISTINCT tk), count(DISTINCT v) FROM vbig GROUP BY 1$$);
+-- DISTINCT sums spill with their groups (each group's distinct values go
+-- to its partition with it).
+SET vexec.mode = force;
+SELECT vecagg_spilled($$SELECT id % 2000, sum(DISTINCT k % 97), avg(DISTINCT k % 97) FROM vbig GROUP BY 1$$);
+RESET vexec.mode;
+SELECT agg_same($$SELECT id % 2000, sum(DISTINCT k % 97), avg(DISTINCT k % 97), count(DISTINCT k % 97), max(DISTINCT id), count(*)
+  FROM vbig GROUP BY 1$$);
 SELECT agg_same($$SELECT k, count(*) FILTER (WHERE v > 50), sum(v) FILTER (WHERE tk LIKE 'key1%') FROM vbig GROUP BY k$$);
 -- uuid keys and interval arguments (fixed-length values by reference) in
 -- the spill files.
