@@ -353,13 +353,13 @@ fn find(
     found.copied()
 }
 
-/// Whether row `i` has the same key as row `i - 1` (hashes `h`, `prev_h`):
-/// rows often come clustered by key (a table loaded in key order, a join's
-/// matches), and then one comparison replaces a probe of the table.
+/// Whether row `i` has the same key as row `i - 1` (`hashes`: the rows'
+/// hashes): rows often come clustered by key (a table loaded in key order, a
+/// join's matches), and then one comparison replaces a probe of the table.
 #[inline]
-fn same_as_previous(rk: &[RowKeys<'_>], i: usize, h: u64, prev_h: u64) -> bool {
+fn same_as_previous(rk: &[RowKeys<'_>], i: usize, hashes: &[u64]) -> bool {
     i > 0
-        && h == prev_h
+        && hashes[i] == hashes[i - 1]
         && rk.iter().all(|k| {
             k.tags[i] == k.tags[i - 1]
                 && match k.tags[i] {
@@ -634,14 +634,12 @@ impl GroupTable {
         let before = self.len();
         let GroupTable { kinds, keys, norm_vals, norm_tags, hashes: group_hashes, table, .. } = self;
         let single_fixed = single_fixed(&norms);
-        let mut prev_h = 0;
         for (i, (&r, &h)) in rows.iter().zip(&hashes).enumerate() {
             let r = r as usize;
-            if same_as_previous(&norms, i, h, prev_h) {
+            if same_as_previous(&norms, i, &hashes) {
                 out.push(out[i - 1]);
                 continue;
             }
-            prev_h = h;
             let stored = Stored { kinds, keys, norm_vals, norm_tags };
             let g = match find(table, &stored, h, &norms, i, single_fixed) {
                 Some(g) => g,
@@ -687,13 +685,11 @@ impl GroupTable {
             norm_vals: &self.norm_vals,
             norm_tags: &self.norm_tags,
         };
-        let mut prev_h = 0;
         for (i, &h) in hashes.iter().enumerate() {
-            if same_as_previous(&norms, i, h, prev_h) {
+            if same_as_previous(&norms, i, hashes) {
                 groups.push(groups[i - 1]);
                 continue;
             }
-            prev_h = h;
             groups.push(find(&self.table, &stored, h, &norms, i, single_fixed).unwrap_or(NO_GROUP));
         }
     }
