@@ -155,6 +155,7 @@ EXPLAIN (VEXEC, COSTS OFF) SELECT sum(n), avg(n) FROM va;
 EXPLAIN (VEXEC, COSTS OFF) SELECT min(u) FROM va;
 EXPLAIN (VEXEC, COSTS OFF) SELECT sum(f) FROM va WHERE a > 0;
 EXPLAIN (VEXEC, COSTS OFF) SELECT count(*) FROM va GROUP BY ROLLUP (s);
+-- (but a user-defined aggregate over a C function runs through fmgr)
 CREATE AGGREGATE my_sum(int) (sfunc = int4pl, stype = int);
 EXPLAIN (VEXEC, COSTS OFF) SELECT my_sum(a) FROM va;
 SET vexec.enable_agg = off;

@@ -50,21 +50,47 @@ CREATE AGGREGATE vf_boom(int4) (sfunc = vf_boom, stype = int8, initcond = '0');
 SET vexec.mode = force;
 EXPLAIN (COSTS OFF, VERBOSE) SELECT k, vf_sum(a), vf_first(t), count(*) FROM vf GROUP BY k;
 EXPLAIN (VEXEC, COSTS OFF) SELECT vf_sum(a), vf_cat(t) FROM vf;
--- Refused: an internal state other than the known built-in ones; a
--- function that can raise over a filtered input.
+-- User-defined aggregates over C functions, with an internal state or an
+-- SQL one: their functions get VecAgg's stand-in Agg node.
 CREATE AGGREGATE vf_arr(anynonarray) (sfunc = array_agg_transfn, stype = internal, finalfunc = array_agg_finalfn,
   finalfunc_extra);
-EXPLAIN (VEXEC, COSTS OFF) SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x), vf_arr(a) FROM vf;
-EXPLAIN (VEXEC, COSTS OFF) SELECT vf_arr(a) FROM vf;
-EXPLAIN (VEXEC, COSTS OFF) SELECT vf_sum(a) FROM vf WHERE id > 5;
--- (and C functions other than known built-in ones: they may need an aggregate context)
 CREATE AGGREGATE int8_sum_c(int4) (sfunc = int4_sum, stype = int8);
-EXPLAIN (VEXEC, COSTS OFF) SELECT int8_sum_c(a) FROM vf;
+EXPLAIN (VEXEC, COSTS OFF) SELECT vf_arr(a), int8_sum_c(a) FROM vf;
+-- Refused: an ordered-set aggregate; a function that can raise over a
+-- filtered input.
+EXPLAIN (VEXEC, COSTS OFF) SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x), vf_arr(a) FROM vf;
+EXPLAIN (VEXEC, COSTS OFF) SELECT vf_sum(a) FROM vf WHERE id > 5;
 -- Arguments of fixed-length by-reference types go through fmgr too
 -- (interval_larger; spill files hold their bytes).
 EXPLAIN (VEXEC, COSTS OFF) SELECT max(iv) FROM vf;
 RESET vexec.mode;
 SELECT agg_same($$SELECT k, max(iv), min(iv), count(*) FROM vf GROUP BY k$$);
+SELECT agg_same($$SELECT k, vf_arr(a), vf_arr(t), int8_sum_c(a) FROM vf GROUP BY k$$);
+SELECT agg_same($$SELECT vf_arr(c), int8_sum_c(a) FROM vf$$);
+-- DISTINCT aggregates through fmgr: each group's distinct argument rows,
+-- fed in PostgreSQL's order (each argument ascending, NULLs last).
+SELECT agg_same($$SELECT k, string_agg(DISTINCT t, ','), array_agg(DISTINCT a), count(*) FROM vf GROUP BY k$$);
+SELECT agg_same($$SELECT string_agg(DISTINCT t, '|'), vf_arr(DISTINCT t), jsonb_agg(DISTINCT k), array_agg(DISTINCT flags) FROM vf$$);
+-- Several arguments (distinct as a whole, ordered by each in turn); a libc
+-- collation's order; FILTER; no rows.
+CREATE TABLE vfd AS SELECT g % 4 AS k, 'v' || (g % 5) AS t, (ARRAY[',', ';', '|'])[1 + g % 3] AS sep
+  FROM generate_series(1, 300) g;
+SELECT agg_same($$SELECT k, vf_pairs(DISTINCT a, b) FROM vf GROUP BY k$$);
+SELECT agg_same($$SELECT k, string_agg(DISTINCT t, sep), string_agg(DISTINCT sep, t) FROM vfd GROUP BY k$$);
+DROP TABLE vfd;
+SELECT agg_same($$SELECT k, string_agg(DISTINCT t COLLATE "en_US", ','), string_agg(DISTINCT t, ',') FILTER (WHERE a > 0) FROM vf GROUP BY k$$);
+SELECT agg_same($$SELECT array_agg(DISTINCT a), string_agg(DISTINCT t, ',') FROM vf WHERE id < 0$$);
+SET vexec.mode = force;
+EXPLAIN (VEXEC, COSTS OFF) SELECT k, string_agg(DISTINCT t, ','), vf_pairs(DISTINCT a, b) FROM vf GROUP BY k;
+-- Refused: over a type whose equal values can differ (numeric: 1.0 and
+-- 1.00; which one PostgreSQL keeps depends on its sort).
+EXPLAIN (VEXEC, COSTS OFF) SELECT array_agg(DISTINCT x::numeric) FROM vf;
+-- Spilled at 64kB: 1,500 groups, their distinct rows per partition.
+SET work_mem = '64kB';
+SELECT vecagg_spilled($$SELECT id % 1500, string_agg(DISTINCT t, ','), array_agg(DISTINCT a % 5) FROM vf GROUP BY 1$$);
+RESET vexec.mode;
+SELECT agg_same($$SELECT id % 1500, string_agg(DISTINCT t, ','), array_agg(DISTINCT a % 5) FROM vf GROUP BY 1$$);
+RESET work_mem;
 
 SELECT agg_same($$SELECT vf_sum(a), vf_first(t), vf_first(a), vf_count_nulls(a), vf_cat_len(t), vf_pairs(a, b) FROM vf$$);
 SELECT agg_same($$SELECT k, vf_sum(a), vf_first(t), vf_first(c), vf_count_nulls(a), vf_cat(t), vf_pairs(a, b), count(*), sum(a) FROM vf GROUP BY k$$);

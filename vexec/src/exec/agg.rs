@@ -42,8 +42,8 @@ use vexec_core::agg::{
 use vexec_core::batch::{full_selection, Column, PhysType, RowIdx, Values, BATCH_CAPACITY};
 use vexec_core::spill::partition_of;
 
-use crate::exec::collate::{self, SortKeys};
 use crate::exec::fmgr_agg::FmgrAgg;
+use crate::exec::host_keys::{self, HostKeys};
 use crate::exec::input::ChildInput;
 use crate::exec::scan::VectorBatch;
 use crate::exec::spill::{fixed_lengths, SpillFile};
@@ -79,9 +79,9 @@ struct AggItem {
     shares: Option<usize>,
 }
 
-/// The sort keys of count(DISTINCT x) arguments under a nondeterministic
-/// collation (None for the other aggregates).
-type DistinctSortKeys = Vec<Option<SortKeys>>;
+/// The host-computed keys of count(DISTINCT x) arguments (text under a
+/// nondeterministic collation, arrays, ranges; None for the other aggregates).
+type DistinctHostKeys = Vec<Option<HostKeys>>;
 
 #[derive(Default)]
 struct Stats {
@@ -99,11 +99,11 @@ struct Grouping {
     /// One per key; key `k` is child column `k`.
     kinds: Vec<KeyKind>,
     /// The table's columns (`table_layout`): the compared keys, then the
-    /// values of `Collated` keys; and per key, the table column of its value.
+    /// values of `Collated` and `Encoded` keys; and per key, the table column of its value.
     table_kinds: Vec<KeyKind>,
     key_output: Vec<usize>,
-    /// Per key, the sort keys of a `Collated` one.
-    sort_keys: Vec<Option<SortKeys>>,
+    /// Per key, the builder of its compared column when the host computes it.
+    host_keys: Vec<Option<HostKeys>>,
     table: GroupTable,
     /// Bytes the table and accumulators may hold (hash_mem).
     budget: usize,
@@ -136,7 +136,7 @@ pub struct AggState {
     accs: Vec<Accumulator>,
     /// The states of the aggregates run through fmgr (None for the others).
     fmgr: Vec<Option<FmgrAgg>>,
-    distinct_sort_keys: DistinctSortKeys,
+    distinct_host_keys: DistinctHostKeys,
     grouping: Option<Grouping>,
     /// The child: batches of a VecScan or VecHashJoin, or the rows of a
     /// Gather (Finalize).
@@ -362,9 +362,11 @@ unsafe extern "C-unwind" fn begin(
             let (table_kinds, key_output) = table_layout(&kinds);
             let collations = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
                 .map(|te| pg_sys::exprCollation((*te).expr.cast()));
+            let key_types = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
+                .map(|te| pg_sys::exprType((*te).expr.cast()));
             Grouping {
                 table: GroupTable::new(&table_kinds),
-                sort_keys: collate::for_kinds(&kinds, collations),
+                host_keys: host_keys::for_kinds(&kinds, key_types, collations),
                 table_kinds,
                 key_output,
                 kinds,
@@ -385,11 +387,15 @@ unsafe extern "C-unwind" fn begin(
             share_states(&mut items);
         }
         let accs = new_accumulators(&items, grouping.is_none());
-        let distinct_sort_keys = items
+        let distinct_host_keys = items
             .iter()
             .zip(&aggrefs)
             .map(|(it, &a)| match it.transition {
-                Transition::CountDistinct(k) => SortKeys::for_kind(k, (*a).inputcollid),
+                Transition::CountDistinct(k) => {
+                    let arg =
+                        (*list_ptrs::<pg_sys::TargetEntry>((*a).args).next().expect("an argument")).expr;
+                    HostKeys::for_kind(k, pg_sys::exprType(arg.cast()), (*a).inputcollid)
+                }
                 _ => None,
             })
             .collect();
@@ -398,7 +404,7 @@ unsafe extern "C-unwind" fn begin(
             items,
             accs,
             fmgr,
-            distinct_sort_keys,
+            distinct_host_keys,
             grouping,
             src,
             econtext: (*node).ss.ps.ps_ExprContext,
@@ -521,7 +527,10 @@ impl AggState {
         }
         match &self.grouping {
             Some(g) => g.spill_values[c],
-            None => self.items.iter().any(|it| it.arg() == Some(c) && reads_arg_bytes(it.transition)),
+            None => self.items.iter().zip(&self.fmgr).any(|(it, f)| {
+                (it.arg() == Some(c) && reads_arg_bytes(it.transition))
+                    || (it.args.contains(&c) && f.as_ref().is_some_and(FmgrAgg::is_distinct))
+            }),
         }
     }
 
@@ -538,18 +547,19 @@ impl AggState {
                     rows.into()
                 }
                 Some(g) => {
-                    // Collated keys as their sort keys, and their values at the end.
-                    let sort_keys: Vec<Option<Column>> = g
-                        .sort_keys
+                    // Host-keyed keys as their sort keys or encodings, and
+                    // their values at the end.
+                    let host_keys: Vec<Option<Column>> = g
+                        .host_keys
                         .iter_mut()
                         .zip(columns)
                         .map(|(s, c)| s.as_mut().map(|s| s.column(c, rows)))
                         .collect();
-                    let keys: Vec<&Column> = sort_keys
+                    let keys: Vec<&Column> = host_keys
                         .iter()
                         .zip(columns)
                         .map(|(s, c)| s.as_ref().unwrap_or(c))
-                        .chain(sort_keys.iter().zip(columns).filter(|(s, _)| s.is_some()).map(|(_, c)| c))
+                        .chain(host_keys.iter().zip(columns).filter(|(s, _)| s.is_some()).map(|(_, c)| c))
                         .collect();
                     if !g.frozen {
                         let created = g.table.assign(&keys, rows, groups);
@@ -627,7 +637,7 @@ impl AggState {
             let (mut f_groups, mut f_rows) = (Vec::new(), Vec::new());
             // count(DISTINCT x) under a nondeterministic collation counts sort keys.
             let distinct_args: Vec<Option<Column>> = self
-                .distinct_sort_keys
+                .distinct_host_keys
                 .iter_mut()
                 .zip(&self.items)
                 .map(|(s, it)| s.as_mut().map(|s| s.column(&columns[it.arg().expect("an argument")], &rows)))
@@ -697,7 +707,7 @@ impl AggState {
     fn memory_used(&self) -> usize {
         let Some(g) = &self.grouping else { return 0 };
         g.table.bytes_used()
-            + g.sort_keys.iter().flatten().map(SortKeys::bytes_used).sum::<usize>()
+            + g.host_keys.iter().flatten().map(HostKeys::bytes_used).sum::<usize>()
             + self.accs.iter().map(Accumulator::bytes_used).sum::<usize>()
             + self.fmgr.iter().flatten().map(FmgrAgg::bytes_used).sum::<usize>()
     }
@@ -752,6 +762,10 @@ impl AggState {
     /// The current input is consumed: its spill files wait their turn.
     unsafe fn input_done(&mut self) {
         self.consumed = true;
+        // DISTINCT aggregates through fmgr take their rows now, sorted.
+        for f in self.fmgr.iter_mut().flatten() {
+            unsafe { f.finish_distinct() };
+        }
         let Some(g) = &mut self.grouping else { return };
         let level = g.level + 1;
         for mut f in std::mem::take(&mut g.spill) {
@@ -883,6 +897,7 @@ fn reads_arg_bytes(t: Transition) -> bool {
                     | KeyKind::Numeric
                     | KeyKind::Collated
                     | KeyKind::CollatedBpchar
+                    | KeyKind::Encoded
             )
             | Transition::SumNumeric
             | Transition::AvgNumeric
@@ -972,7 +987,8 @@ unsafe fn key_datum(g: &Grouping, k: usize, group: usize) -> Option<usize> {
             | KeyKind::Bpchar
             | KeyKind::Numeric
             | KeyKind::Collated
-            | KeyKind::CollatedBpchar => g.table.bytes_key(t, group).map(|b| palloc_varlena(b)),
+            | KeyKind::CollatedBpchar
+            | KeyKind::Encoded => g.table.bytes_key(t, group).map(|b| palloc_varlena(b)),
             KeyKind::Carried => unreachable!("a plan's keys are never Carried"),
             KeyKind::Uuid | KeyKind::Interval => g.table.bytes_key(t, group).map(|b| {
                 let p = pg_sys::palloc(b.len()) as *mut u8;
@@ -1240,6 +1256,7 @@ unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
             let mut st = Box::from_raw((*vnode).state);
             (*vnode).state = ptr::null_mut();
             st.close_files();
+            st.fmgr.iter_mut().flatten().for_each(FmgrAgg::shut_down);
             pg_sys::ExecEndNode(st.src.child);
             drop(st);
         }

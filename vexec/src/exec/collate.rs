@@ -5,7 +5,6 @@
 
 use pgrx::pg_sys;
 use vexec_core::agg::collated::SortKeyColumn;
-use vexec_core::agg::KeyKind;
 use vexec_core::batch::{Column, RowIdx};
 
 pub(crate) struct SortKeys {
@@ -24,15 +23,6 @@ impl SortKeys {
             trim_blanks,
             builder: SortKeyColumn::default(),
         }
-    }
-
-    /// The builder for keys of `kind` under `collid`, when `kind` is compared
-    /// by sort key (None for the others).
-    ///
-    /// # Safety
-    /// As [`SortKeys::new`].
-    pub(crate) unsafe fn for_kind(kind: KeyKind, collid: pg_sys::Oid) -> Option<SortKeys> {
-        kind.is_collated().then(|| unsafe { SortKeys::new(collid, kind == KeyKind::CollatedBpchar) })
     }
 
     /// The sort keys of `col`'s rows among `rows`, valid until the next call.
@@ -57,15 +47,4 @@ impl SortKeys {
     pub(crate) fn bytes_used(&self) -> usize {
         self.builder.bytes_used()
     }
-}
-
-/// Per key, the sort-key builder of a `Collated` key (None for the others).
-///
-/// # Safety
-/// As [`SortKeys::new`] for the collations of `Collated` kinds.
-pub(crate) unsafe fn for_kinds(
-    kinds: &[KeyKind],
-    collations: impl IntoIterator<Item = pg_sys::Oid>,
-) -> Vec<Option<SortKeys>> {
-    kinds.iter().zip(collations).map(|(&k, coll)| unsafe { SortKeys::for_kind(k, coll) }).collect()
 }

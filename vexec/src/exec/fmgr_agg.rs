@@ -12,14 +12,18 @@
 //! - a strict final function gives NULL for a NULL state; final functions
 //!   with FINALFUNC_EXTRA get NULL extra arguments.
 //!
-//! The planner sends aggregates with an SQL state type here, whose functions
-//! get no aggregate context (so they never update a state in place), and a
-//! few built-in ones with an `internal` state (string_agg, array_agg,
-//! json(b)_agg...), whose functions get a stand-in for PostgreSQL's Agg node
-//! that answers AggCheckCallContext with the states' memory context, the
-//! only part of it they read (as do range_intersect_agg's functions, whose
-//! state is an SQL value but which insist on an Agg node). Polymorphic functions see their resolved
-//! types through fn_expr, built as nodeAgg.c builds it.
+//! Functions written in C get a stand-in for PostgreSQL's Agg node as their
+//! call context, answering the whole interface nodeAgg.c offers aggregate
+//! support functions: AggCheckCallContext (the states' memory context, where
+//! `internal` states are built), AggGetAggref (the Aggref), AggGetTempMemoryContext
+//! (a context reset after each batch), AggStateIsShared (false: no two
+//! VecAgg aggregates share a state) and AggRegisterCallback (callbacks run
+//! when the states are dropped: a new spilled partition, a rescan, the
+//! node's end; not on ERROR, as in PostgreSQL). SQL and PL functions get no
+//! context. Polymorphic functions see their resolved types through fn_expr,
+//! built as nodeAgg.c builds it. A state a function returns as a read-write
+//! expanded object in the states' memory is kept as it is, and handed to
+//! the final function read-only (ExecAggCopyTransValue's rules).
 //!
 //! Parallel (a Partial VecAgg below Gather, a Finalize above it), as
 //! nodeAgg.c splits an aggregate: the Partial runs the transitions and
@@ -40,7 +44,9 @@ use std::ptr;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use vexec_core::agg::distinct_rows::{ArgValue, ByteOrder, DistinctRows};
 use vexec_core::agg::state_bytes::StateForm;
+use vexec_core::agg::KeyKind;
 use vexec_core::batch::{Column, RowIdx};
 
 use crate::exec::agg::AggSplit;
@@ -74,6 +80,21 @@ pub struct FmgrAgg {
     deserial_fn: Option<(*mut pg_sys::FunctionCallInfoBaseData, bool)>,
     /// How an SQL state travels as bytes (None: `internal`).
     form: Option<StateForm>,
+    /// The Agg node C functions are given (None when none is C).
+    stand_in: Option<StandIn>,
+    /// A DISTINCT aggregate's argument rows, fed once the input is read.
+    distinct: Option<DistinctFeed>,
+}
+
+/// The distinct argument rows of a DISTINCT aggregate (vexec_core's
+/// DistinctRows) and how they become arguments again.
+struct DistinctFeed {
+    rows: DistinctRows,
+    /// Per argument: its kind and, for text under a collation other than C,
+    /// the collation that orders it.
+    args: Vec<(KeyKind, Option<pg_sys::Oid>)>,
+    /// Where the fed arguments are built (reset after each chunk).
+    cxt: pg_sys::MemoryContext,
 }
 
 /// A FunctionCallInfo for `nargs` arguments of function `fnoid`, with
@@ -102,25 +123,120 @@ unsafe fn call_info(
     }
 }
 
-/// A stand-in for PostgreSQL's Agg node, allocated in `cxt_of_node`:
-/// AggCheckCallContext finds it an AggState and answers `states` as the
-/// aggregate memory context (curaggcontext's per-tuple memory), where the
-/// internal states are built. The rest of it is zero (no current
-/// aggregate, no callbacks): the functions given it read none of it.
-unsafe fn aggregate_context(
-    states: pg_sys::MemoryContext,
-    cxt_of_node: pg_sys::MemoryContext,
-) -> *mut pg_sys::Node {
+/// A stand-in for PostgreSQL's Agg node (see the module's comment),
+/// allocated in `query_cxt`.
+struct StandIn {
+    agg: *mut pg_sys::AggState,
+    /// curaggcontext: its per-tuple memory holds the states, its callbacks
+    /// are the ones AggRegisterCallback registered.
+    aggcontext: *mut pg_sys::ExprContext,
+    /// AggGetTempMemoryContext's context.
+    temp: pg_sys::MemoryContext,
+    /// curperagg while a final or serialization function runs.
+    peragg: *mut pg_sys::AggStatePerAggData,
+}
+
+impl StandIn {
+    unsafe fn new(
+        aggref: *mut pg_sys::Aggref,
+        states: pg_sys::MemoryContext,
+        query_cxt: pg_sys::MemoryContext,
+    ) -> StandIn {
+        unsafe {
+            let zeroed = |size: usize| pg_sys::MemoryContextAllocZero(query_cxt, size);
+            let expr_context = |per_tuple: pg_sys::MemoryContext| {
+                let e = zeroed(std::mem::size_of::<pg_sys::ExprContext>()) as *mut pg_sys::ExprContext;
+                (*e).type_ = pg_sys::NodeTag::T_ExprContext;
+                (*e).ecxt_per_tuple_memory = per_tuple;
+                // (RegisterExprContextCallback allocates here)
+                (*e).ecxt_per_query_memory = query_cxt;
+                e
+            };
+            let temp = pg_sys::AllocSetContextCreateInternal(
+                query_cxt,
+                c"VecAgg fmgr temporary".as_ptr(),
+                0,
+                8 * 1024,
+                8 * 1024 * 1024,
+            );
+            let aggcontext = expr_context(states);
+            let pertrans = zeroed(std::mem::size_of::<pg_sys::AggStatePerTransData>())
+                as *mut pg_sys::AggStatePerTransData;
+            (*pertrans).aggref = aggref;
+            let peragg =
+                zeroed(std::mem::size_of::<pg_sys::AggStatePerAggData>()) as *mut pg_sys::AggStatePerAggData;
+            (*peragg).aggref = aggref;
+            (*peragg).transno = 0;
+            let agg = zeroed(std::mem::size_of::<pg_sys::AggState>()) as *mut pg_sys::AggState;
+            (*agg).ss.ps.type_ = pg_sys::NodeTag::T_AggState;
+            (*agg).curaggcontext = aggcontext;
+            (*agg).tmpcontext = expr_context(temp);
+            (*agg).numaggs = 1;
+            (*agg).numtrans = 1;
+            (*agg).pertrans = pertrans;
+            (*agg).curpertrans = pertrans;
+            StandIn { agg, aggcontext, temp, peragg }
+        }
+    }
+
+    /// Run the registered callbacks and drop the states (ReScanExprContext,
+    /// as nodeAgg.c does to its aggregate contexts).
+    unsafe fn reset_states(&self) {
+        unsafe { pg_sys::ReScanExprContext(self.aggcontext) };
+    }
+}
+
+/// Whether `d` (of a type of length `len`) is a read-write expanded object.
+unsafe fn is_rw_expanded(d: usize, len: i16) -> bool {
+    // VARATT_IS_EXTERNAL_EXPANDED_RW: a 1-byte external header, tag 3.
+    len == -1 && d != 0 && unsafe { *(d as *const u8) == 0x01 && *(d as *const u8).add(1) == 3 }
+}
+
+/// The state to keep after a transition returned `new` in place of `old`
+/// (by-reference states), as ExecAggCopyTransValue decides: `new` itself
+/// when it is a read-write expanded object already living in `cxt`, else a
+/// copy in `cxt`; `old` is freed.
+unsafe fn adopt_state(
+    new: usize,
+    new_null: bool,
+    old: usize,
+    old_null: bool,
+    len: i16,
+    cxt: pg_sys::MemoryContext,
+) -> usize {
     unsafe {
-        let econtext = pg_sys::MemoryContextAllocZero(cxt_of_node, std::mem::size_of::<pg_sys::ExprContext>())
-            as *mut pg_sys::ExprContext;
-        (*econtext).type_ = pg_sys::NodeTag::T_ExprContext;
-        (*econtext).ecxt_per_tuple_memory = states;
-        let agg = pg_sys::MemoryContextAllocZero(cxt_of_node, std::mem::size_of::<pg_sys::AggState>())
-            as *mut pg_sys::AggState;
-        (*agg).ss.ps.type_ = pg_sys::NodeTag::T_AggState;
-        (*agg).curaggcontext = econtext;
-        agg.cast()
+        let value = if new_null {
+            0
+        } else if is_rw_expanded(new, len)
+            && (*(*pg_sys::DatumGetEOHP(pg_sys::Datum::from(new))).eoh_context).parent == cxt
+        {
+            new
+        } else {
+            let old_cxt = pg_sys::MemoryContextSwitchTo(cxt);
+            let c = pg_sys::datumCopy(pg_sys::Datum::from(new), false, len as i32);
+            pg_sys::MemoryContextSwitchTo(old_cxt);
+            c.value()
+        };
+        if !old_null {
+            if is_rw_expanded(old, len) {
+                pg_sys::DeleteExpandedObject(pg_sys::Datum::from(old));
+            } else {
+                pg_sys::pfree(old as *mut std::ffi::c_void);
+            }
+        }
+        value
+    }
+}
+
+/// A state as a final function or the output sees it: read-only when it is
+/// a read-write expanded object.
+unsafe fn read_only(d: usize, len: i16) -> usize {
+    unsafe {
+        if is_rw_expanded(d, len) {
+            pg_sys::MakeExpandedObjectReadOnlyInternal(pg_sys::Datum::from(d)).value()
+        } else {
+            d
+        }
     }
 }
 
@@ -221,14 +337,15 @@ impl FmgrAgg {
                 8 * 1024,
                 8 * 1024 * 1024,
             );
-            if internal {
-                let agg = aggregate_context(cxt, query_cxt);
-                let calls = [Some(trans_fcinfo), final_fn.map(|f| f.0), serial_fn, deserial_fn.map(|f| f.0)];
-                for fc in calls.into_iter().flatten() {
-                    (*fc).context = agg;
+            let calls = [Some(trans_fcinfo), final_fn.map(|f| f.0), serial_fn, deserial_fn.map(|f| f.0)];
+            let in_c = |fc: &*mut pg_sys::FunctionCallInfoBaseData| {
+                crate::plan::agg::is_c_function((*(**fc).flinfo).fn_oid)
+            };
+            let stand_in = calls.iter().flatten().any(in_c).then(|| StandIn::new(aggref, cxt, query_cxt));
+            if let Some(s) = &stand_in {
+                for fc in calls.iter().flatten().filter(|fc| in_c(fc)) {
+                    (**fc).context = s.agg.cast();
                 }
-            } else if crate::plan::agg::checks_aggregate_context(fnoid) {
-                (*trans_fcinfo).context = aggregate_context(cxt, query_cxt);
             }
             let init = funcs.initval.map(|text| {
                 let (mut input, mut ioparam) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
@@ -238,6 +355,31 @@ impl FmgrAgg {
                 let d = pg_sys::OidInputFunctionCall(input, c.as_ptr().cast_mut(), ioparam, -1);
                 pg_sys::MemoryContextSwitchTo(old);
                 d.value()
+            });
+            let distinct = (!a.aggdistinct.is_null()).then(|| {
+                let args: Vec<(KeyKind, Option<pg_sys::Oid>)> = input_types
+                    .iter()
+                    .map(|&t| {
+                        let kind = crate::plan::agg::distinct_arg_kind(t, a.inputcollid)
+                            .expect("the planner checked the DISTINCT argument types");
+                        let by_collation = kind == KeyKind::Bytes
+                            && t != pg_sys::BYTEAOID
+                            && !crate::expr::compile::collation_allows(a.inputcollid, false);
+                        (kind, by_collation.then_some(a.inputcollid))
+                    })
+                    .collect();
+                let kinds: Vec<KeyKind> = args.iter().map(|a| a.0).collect();
+                DistinctFeed {
+                    rows: DistinctRows::new(&kinds),
+                    args,
+                    cxt: pg_sys::AllocSetContextCreateInternal(
+                        query_cxt,
+                        c"VecAgg fmgr DISTINCT".as_ptr(),
+                        0,
+                        8 * 1024,
+                        8 * 1024 * 1024,
+                    ),
+                }
             });
             FmgrAgg {
                 nargs,
@@ -253,6 +395,8 @@ impl FmgrAgg {
                 serial_fn,
                 deserial_fn,
                 form: if internal { None } else { StateForm::of(byval, len) },
+                stand_in,
+                distinct,
             }
         }
     }
@@ -290,14 +434,97 @@ impl FmgrAgg {
         }
     }
 
-    /// Every state dropped (a new spilled partition).
+    /// Whether this is a DISTINCT aggregate (its argument bytes are kept).
+    pub fn is_distinct(&self) -> bool {
+        self.distinct.is_some()
+    }
+
+    /// A DISTINCT aggregate's input is read: feed every group's distinct
+    /// argument rows to the transition, in PostgreSQL's order.
+    pub unsafe fn finish_distinct(&mut self) {
+        let Some(d) = self.distinct.take() else { return };
+        unsafe {
+            let orders: Vec<Box<dyn Fn(&[u8], &[u8]) -> std::cmp::Ordering>> = d
+                .args
+                .iter()
+                .map(|&(_, coll)| -> Box<dyn Fn(&[u8], &[u8]) -> std::cmp::Ordering> {
+                    match coll {
+                        Some(collid) => Box::new(move |a: &[u8], b: &[u8]| {
+                            pg_sys::varstr_cmp(
+                                a.as_ptr().cast(),
+                                a.len() as i32,
+                                b.as_ptr().cast(),
+                                b.len() as i32,
+                                collid,
+                            )
+                            .cmp(&0)
+                        }),
+                        None => Box::new(|a: &[u8], b: &[u8]| a.cmp(b)),
+                    }
+                })
+                .collect();
+            let order_refs: Vec<Option<ByteOrder<'_>>> =
+                orders.iter().map(|o| Some(&**o as ByteOrder<'_>)).collect();
+            let sorted = d.rows.sorted(&order_refs);
+            for chunk in sorted.chunks(vexec_core::batch::BATCH_CAPACITY) {
+                let old = pg_sys::MemoryContextSwitchTo(d.cxt);
+                let groups: Vec<u32> = chunk.iter().map(|&i| d.rows.group(i)).collect();
+                let rows: Vec<RowIdx> = (0..chunk.len() as RowIdx).collect();
+                let cols: Vec<Column> = (0..d.args.len())
+                    .map(|k| {
+                        let mut col = Column::new(vexec_core::batch::PhysType::Datum, chunk.len());
+                        for (i, &row) in chunk.iter().enumerate() {
+                            match d.rows.arg(row, k) {
+                                ArgValue::Null => col.validity.set(i, false),
+                                ArgValue::Int(v) => col.values.set_datum(i, v as usize),
+                                ArgValue::Bytes(b) if d.args[k].0 == KeyKind::Uuid => {
+                                    let p = pg_sys::palloc(b.len()) as *mut u8;
+                                    ptr::copy_nonoverlapping(b.as_ptr(), p, b.len());
+                                    col.values.set_datum(i, p as usize)
+                                }
+                                ArgValue::Bytes(b) => {
+                                    let v = vexec_core::batch::varlena::make_4b(b);
+                                    let p = pg_sys::palloc(v.len()) as *mut u8;
+                                    ptr::copy_nonoverlapping(v.as_ptr(), p, v.len());
+                                    col.values.set_datum(i, p as usize)
+                                }
+                            }
+                        }
+                        col
+                    })
+                    .collect();
+                let args: Vec<&Column> = cols.iter().collect();
+                self.fold(&groups, &rows, &args);
+                pg_sys::MemoryContextSwitchTo(old);
+                pg_sys::MemoryContextReset(d.cxt);
+            }
+        }
+        let mut d = d;
+        d.rows.clear();
+        self.distinct = Some(d);
+    }
+
+    /// Every state dropped (a new spilled partition, a rescan).
     pub fn restart(&mut self) {
-        unsafe { pg_sys::MemoryContextReset(self.cxt) };
+        if let Some(d) = &mut self.distinct {
+            d.rows.clear();
+        }
+        match &self.stand_in {
+            Some(s) => unsafe { s.reset_states() },
+            None => unsafe { pg_sys::MemoryContextReset(self.cxt) },
+        }
         self.states.clear();
     }
 
+    /// The node ends normally: the callbacks C functions registered run
+    /// (not on ERROR: then the query's memory just goes, as in PostgreSQL).
+    pub fn shut_down(&mut self) {
+        self.restart();
+    }
+
     pub fn bytes_used(&self) -> usize {
-        unsafe { pg_sys::MemoryContextMemAllocated(self.cxt, true) + self.states.capacity() * 24 }
+        let distinct = self.distinct.as_ref().map_or(0, |d| d.rows.bytes_used());
+        unsafe { pg_sys::MemoryContextMemAllocated(self.cxt, true) + self.states.capacity() * 24 + distinct }
     }
 
     /// Run the transition function for rows `rows` (in order) into groups
@@ -308,6 +535,12 @@ impl FmgrAgg {
     /// The columns hold the aggregate's argument values for those rows.
     pub unsafe fn update(&mut self, groups: &[u32], rows: &[RowIdx], args: &[&Column]) {
         unsafe {
+            if let Some(s) = &self.stand_in {
+                pg_sys::MemoryContextReset(s.temp);
+            }
+            if let Some(d) = &mut self.distinct {
+                return d.rows.insert(groups, rows, args);
+            }
             if self.split != AggSplit::Finalize {
                 return self.fold(groups, rows, args);
             }
@@ -420,21 +653,21 @@ impl FmgrAgg {
                 let (new, new_null) = invoke(fcinfo);
                 let mut value = new;
                 if !byval && new != st.value {
-                    value = if new_null {
-                        0
-                    } else {
-                        let old = pg_sys::MemoryContextSwitchTo(cxt);
-                        let c = pg_sys::datumCopy(pg_sys::Datum::from(new), false, len);
-                        pg_sys::MemoryContextSwitchTo(old);
-                        c.value()
-                    };
-                    if !st.isnull {
-                        pg_sys::pfree(st.value as *mut std::ffi::c_void);
-                    }
+                    value = adopt_state(new, new_null, st.value, st.isnull, len as i16, cxt);
                 }
                 *st = GroupState { value, isnull: new_null, no_value: false };
             }
         });
+    }
+
+    /// Run `f` (a final or serialization function's call) with the
+    /// stand-in's curperagg set, as nodeAgg.c sets it around those calls.
+    fn as_final<T>(&self, f: impl FnOnce() -> T) -> T {
+        let Some(s) = &self.stand_in else { return f() };
+        unsafe { (*s.agg).curperagg = s.peragg };
+        let out = f();
+        unsafe { (*s.agg).curperagg = ptr::null_mut() };
+        out
     }
 
     /// The aggregate's result for group `g` (None for NULL), in the current
@@ -450,14 +683,15 @@ impl FmgrAgg {
                 (Some(fc), _) => unsafe {
                     let fargs = (*fc).args.as_mut_slice(1);
                     fargs[0] = pg_sys::NullableDatum { value: pg_sys::Datum::from(st.value), isnull: false };
-                    guarded(|| invoke(fc)).0
+                    self.as_final(|| guarded(|| invoke(fc)).0)
                 },
                 (None, Some(form)) => unsafe { encode_state(st.value, form) },
                 (None, None) => unreachable!("an internal state has a serialization function"),
             });
         }
+        let len = self.trans_len;
         let Some((fcinfo, strict)) = self.final_fn else {
-            return (!st.isnull).then_some(st.value);
+            return (!st.isnull).then(|| unsafe { read_only(st.value, len) });
         };
         if strict && st.isnull {
             return None;
@@ -465,11 +699,12 @@ impl FmgrAgg {
         unsafe {
             let n = (*fcinfo).nargs as usize;
             let fargs = (*fcinfo).args.as_mut_slice(n);
-            fargs[0] = pg_sys::NullableDatum { value: pg_sys::Datum::from(st.value), isnull: st.isnull };
+            let state = if st.isnull { 0 } else { read_only(st.value, len) };
+            fargs[0] = pg_sys::NullableDatum { value: pg_sys::Datum::from(state), isnull: st.isnull };
             for a in fargs.iter_mut().skip(1) {
                 *a = pg_sys::NullableDatum { value: pg_sys::Datum::from(0usize), isnull: true };
             }
-            let (d, isnull) = guarded(|| invoke(fcinfo));
+            let (d, isnull) = self.as_final(|| guarded(|| invoke(fcinfo)));
             (!isnull).then_some(d)
         }
     }
@@ -519,5 +754,155 @@ unsafe fn decode_state(bytea: usize, form: StateForm) -> usize {
                 p as usize
             }
         }
+    }
+}
+
+/// An aggregate written against PostgreSQL's C interface (LANGUAGE C, version
+/// 1 calling convention) whose transition function uses every part of what
+/// nodeAgg.c offers aggregate support functions: VecAgg must answer each as
+/// PostgreSQL's Agg node does.
+#[cfg(any(test, feature = "pg_test"))]
+#[pg_schema]
+mod tests {
+    use pgrx::pg_sys;
+    use pgrx::prelude::*;
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    /// Callbacks run since `vx_test_agg_callbacks()` last read the count.
+    static CALLBACKS_RUN: AtomicI64 = AtomicI64::new(0);
+
+    #[repr(C)]
+    struct TestState {
+        n: i64,
+        sum: i64,
+        nargs: i32,
+    }
+
+    macro_rules! v1_info {
+        ($($finfo:ident),*) => {$(
+            #[no_mangle]
+            pub extern "C" fn $finfo() -> &'static pg_sys::Pg_finfo_record {
+                const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+                &V1
+            }
+        )*};
+    }
+    v1_info!(pg_finfo_vx_test_agg_trans, pg_finfo_vx_test_agg_final, pg_finfo_vx_test_agg_callbacks);
+
+    #[pg_guard]
+    unsafe extern "C-unwind" fn count_callback(_arg: pg_sys::Datum) {
+        CALLBACKS_RUN.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// (state internal, value int4): counts and sums the values.
+    #[no_mangle]
+    #[pg_guard]
+    pub unsafe extern "C-unwind" fn vx_test_agg_trans(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+        unsafe {
+            let mut aggcxt: pg_sys::MemoryContext = std::ptr::null_mut();
+            if pg_sys::AggCheckCallContext(fcinfo, &mut aggcxt) == 0 {
+                error!("vx_test_agg_trans called in non-aggregate context");
+            }
+            let args = (*fcinfo).args.as_slice(2);
+            let st = if args[0].isnull {
+                let aggref = pg_sys::AggGetAggref(fcinfo);
+                if aggref.is_null() {
+                    error!("vx_test_agg_trans: no Aggref");
+                }
+                let st = pg_sys::MemoryContextAllocZero(aggcxt, std::mem::size_of::<TestState>())
+                    as *mut TestState;
+                let l = (*aggref).args;
+                (*st).nargs = if l.is_null() { 0 } else { (*l).length };
+                pg_sys::AggRegisterCallback(fcinfo, Some(count_callback), pg_sys::Datum::from(0usize));
+                st
+            } else {
+                args[0].value.cast_mut_ptr::<TestState>()
+            };
+            if !args[1].isnull {
+                // Scratch memory from the temporary context.
+                let scratch =
+                    pg_sys::MemoryContextAlloc(pg_sys::AggGetTempMemoryContext(fcinfo), 8) as *mut i64;
+                *scratch = args[1].value.value() as i32 as i64;
+                (*st).n += 1;
+                (*st).sum += *scratch;
+            }
+            pg_sys::Datum::from(st)
+        }
+    }
+
+    /// The state as text, with what AggGetAggref and AggStateIsShared answer.
+    #[no_mangle]
+    #[pg_guard]
+    pub unsafe extern "C-unwind" fn vx_test_agg_final(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+        unsafe {
+            let arg = (*fcinfo).args.as_slice(1)[0];
+            if arg.isnull {
+                (*fcinfo).isnull = true;
+                return pg_sys::Datum::from(0usize);
+            }
+            let st = arg.value.cast_mut_ptr::<TestState>();
+            let text = format!(
+                "n={} sum={} args={} aggref={} shared={}",
+                (*st).n,
+                (*st).sum,
+                (*st).nargs,
+                !pg_sys::AggGetAggref(fcinfo).is_null(),
+                pg_sys::AggStateIsShared(fcinfo)
+            );
+            let c = std::ffi::CString::new(text).expect("no NUL");
+            pg_sys::Datum::from(pg_sys::cstring_to_text(c.as_ptr()))
+        }
+    }
+
+    /// How many callbacks ran since the last call.
+    #[no_mangle]
+    #[pg_guard]
+    pub unsafe extern "C-unwind" fn vx_test_agg_callbacks(
+        _fcinfo: pg_sys::FunctionCallInfo,
+    ) -> pg_sys::Datum {
+        pg_sys::Datum::from(CALLBACKS_RUN.swap(0, Ordering::SeqCst))
+    }
+
+    fn results(mode: &str) -> (String, i64, String) {
+        Spi::run(&format!("SET vexec.mode = {mode}")).unwrap();
+        let q = "SELECT k, vx_test_agg(v) FROM vx_test_t GROUP BY k";
+        let plan = Spi::get_one::<String>(&format!("EXPLAIN (COSTS OFF) {q}")).unwrap().unwrap_or_default();
+        let rows = Spi::get_one::<String>(&format!(
+            "SELECT string_agg(k || ': ' || coalesce(a, 'NULL'), '; ' ORDER BY k) FROM ({q}) s(k, a)"
+        ))
+        .unwrap()
+        .unwrap_or_default();
+        let callbacks = Spi::get_one::<i64>("SELECT vx_test_agg_callbacks()").unwrap().unwrap();
+        (rows, callbacks, plan)
+    }
+
+    #[pg_test]
+    fn c_aggregates_get_the_interface_of_postgresql_agg_node() {
+        Spi::run(
+            "CREATE FUNCTION vx_test_agg_trans(internal, int4) RETURNS internal
+               LANGUAGE C AS '$libdir/vexec', 'vx_test_agg_trans';
+             CREATE FUNCTION vx_test_agg_final(internal) RETURNS text
+               LANGUAGE C AS '$libdir/vexec', 'vx_test_agg_final';
+             CREATE FUNCTION vx_test_agg_callbacks() RETURNS int8
+               LANGUAGE C AS '$libdir/vexec', 'vx_test_agg_callbacks';
+             CREATE AGGREGATE vx_test_agg(int4) (sfunc = vx_test_agg_trans, stype = internal,
+                                                finalfunc = vx_test_agg_final);
+             CREATE TABLE vx_test_t AS
+               SELECT g % 7 AS k, CASE WHEN g % 5 = 0 THEN NULL ELSE g END AS v
+               FROM generate_series(1, 5000) g;
+             ANALYZE vx_test_t;
+             SET enable_sort = off",
+        )
+        .unwrap();
+        let (off_rows, off_callbacks, off_plan) = results("off");
+        let (vec_rows, vec_callbacks, vec_plan) = results("force");
+        assert!(!off_plan.contains("Vec"), "mode off: {off_plan}");
+        assert!(vec_plan.contains("Vec Aggregate"), "force: {vec_plan}");
+        assert!(off_rows.starts_with("0: n=") && !off_rows.starts_with("0: n=0 "), "{off_rows}");
+        assert!(off_rows.contains("args=1 aggref=true shared=false"), "{off_rows}");
+        assert_eq!(vec_rows, off_rows);
+        // One callback registered per group, run at the node's end.
+        assert_eq!(off_callbacks, 7);
+        assert_eq!(vec_callbacks, off_callbacks);
     }
 }

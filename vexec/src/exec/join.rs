@@ -37,7 +37,7 @@ use vexec_core::agg::{GroupTable, KeyKind, NO_GROUP};
 use vexec_core::batch::{Column, RowIdx, Values, BATCH_CAPACITY};
 use vexec_core::spill::{partition_of, SpilledBatch};
 
-use crate::exec::collate::{self, SortKeys};
+use crate::exec::host_keys::{self, HostKeys};
 use crate::exec::input::{rows_context, ChildInput};
 use crate::exec::project::Projection;
 use crate::exec::scan::VectorBatch;
@@ -99,9 +99,10 @@ impl JoinType {
 struct Side {
     src: ChildInput,
     keys: Vec<usize>,
-    /// Per key, the sort keys of a `Collated` one (text under a
-    /// nondeterministic collation), which the table compares instead.
-    sort_keys: Vec<Option<SortKeys>>,
+    /// Per key, the builder of the column the table compares instead when
+    /// the host computes it (text under a nondeterministic collation,
+    /// arrays, ranges).
+    host_keys: Vec<Option<HostKeys>>,
     /// The spill format's lengths of the fixed-length by-reference columns.
     fixed: Vec<Option<usize>>,
 }
@@ -295,25 +296,25 @@ unsafe fn side(
     estate: *mut pg_sys::EState,
     eflags: i32,
     keys: Vec<usize>,
-    sort_keys: Vec<Option<SortKeys>>,
+    host_keys: Vec<Option<HostKeys>>,
 ) -> Side {
     unsafe {
         let src = ChildInput::init(plan, estate, eflags);
         let fixed = fixed_lengths(&src.by_ref);
-        Side { src, keys, sort_keys, fixed }
+        Side { src, keys, host_keys, fixed }
     }
 }
 
 impl Side {
     /// This side's key columns of `columns` for rows `rows` as the group
-    /// table compares them (`Collated` keys as their sort keys).
+    /// table compares them (host-keyed keys as their sort keys or encodings).
     ///
     /// # Safety
     /// The keys' varlenas among `rows` are plain.
     unsafe fn key_columns<'a>(&mut self, columns: &'a [Column], rows: &[RowIdx]) -> Vec<Cow<'a, Column>> {
         self.keys
             .iter()
-            .zip(self.sort_keys.iter_mut())
+            .zip(self.host_keys.iter_mut())
             .map(|(&k, s)| match s {
                 Some(s) => Cow::Owned(unsafe { s.column(&columns[k], rows) }),
                 None => Cow::Borrowed(&columns[k]),
@@ -349,10 +350,25 @@ unsafe extern "C-unwind" fn begin(
         }
         let child_flags =
             eflags & !(pg_sys::EXEC_FLAG_REWIND | pg_sys::EXEC_FLAG_BACKWARD | pg_sys::EXEC_FLAG_MARK) as i32;
-        let outer =
-            side(plans[0], estate, child_flags, okeys, collate::for_kinds(&kinds, collations.clone()));
-        let inner = side(plans[1], estate, child_flags, ikeys, collate::for_kinds(&kinds, collations));
-        // (The table compares a Collated key's sort keys as bytes.)
+        // Key types, for the host-keyed kinds: the outer side's (both sides
+        // have the same type but for integer keys).
+        let types: Vec<pg_sys::Oid> = okeys
+            .iter()
+            .map(|&c| {
+                let te = pg_sys::list_nth((*plans[0]).targetlist, c as i32) as *mut pg_sys::TargetEntry;
+                pg_sys::exprType((*te).expr.cast())
+            })
+            .collect();
+        let outer = side(
+            plans[0],
+            estate,
+            child_flags,
+            okeys,
+            host_keys::for_kinds(&kinds, types.clone(), collations.clone()),
+        );
+        let inner =
+            side(plans[1], estate, child_flags, ikeys, host_keys::for_kinds(&kinds, types, collations));
+        // (The table compares a host-keyed key's sort keys or encodings as bytes.)
         let kinds: Vec<KeyKind> = kinds.iter().map(|k| k.compared()).collect();
         (*node).custom_ps =
             pg_sys::lappend(pg_sys::lappend(ptr::null_mut(), outer.src.child.cast()), inner.src.child.cast());

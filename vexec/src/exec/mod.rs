@@ -3,6 +3,7 @@
 pub mod agg;
 pub(crate) mod collate;
 pub mod fmgr_agg;
+pub(crate) mod host_keys;
 pub mod input;
 pub mod join;
 pub mod project;

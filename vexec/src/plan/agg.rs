@@ -26,6 +26,7 @@ use std::ffi::CStr;
 use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use vexec_core::agg::encoded::{ElemType, Encoding};
 use vexec_core::agg::{KeyKind, MomentsFinal, Transition};
 use vexec_core::report::{Alternative, Verdict};
 
@@ -116,17 +117,20 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
                     }
                     Ok(Transition::CountDistinct(kind))
                 }
-                (_, [t], Some(sgc)) if builtin && (*a.aggdistinct).length == 1 => {
-                    let t = *t;
-                    let Some(transition) = distinct_transition(&name, t) else {
-                        return Err(format!("DISTINCT aggregate {name}({})", type_name(t)));
-                    };
-                    if !default_equality(t, sgc) {
-                        return Err(format!("{name}(DISTINCT {}) with a non-default equality", type_name(t)));
+                (_, [t], Some(sgc))
+                    if builtin
+                        && (*a.aggdistinct).length == 1
+                        && distinct_transition(&name, *t).is_some() =>
+                {
+                    if !default_equality(*t, sgc) {
+                        return Err(format!(
+                            "{name}(DISTINCT {}) with a non-default equality",
+                            type_name(*t)
+                        ));
                     }
-                    Ok(transition)
+                    Ok(distinct_transition(&name, *t).expect("checked"))
                 }
-                _ => Err(format!("DISTINCT aggregate {name}")),
+                _ => fmgr_distinct(aggref, builtin, &name),
             };
         }
         use pg_sys::{
@@ -211,6 +215,70 @@ fn distinct_transition(name: &str, t: pg_sys::Oid) -> Option<Transition> {
     })
 }
 
+/// A DISTINCT aggregate without a vector transition runs through fmgr,
+/// fed each group's distinct argument rows in PostgreSQL's order (sorted
+/// by each argument, NULLs last: exec/fmgr_agg.rs), when every argument
+/// has a type whose equal values are identical (so which of equal values
+/// PostgreSQL's sort keeps does not matter) under its default equality and
+/// order, or why not.
+unsafe fn fmgr_distinct(
+    aggref: *mut pg_sys::Aggref,
+    builtin: bool,
+    name: &str,
+) -> Result<Transition, String> {
+    unsafe {
+        let a = &*aggref;
+        let args: Vec<*mut pg_sys::TargetEntry> = list_ptrs(a.args).collect();
+        let clauses: Vec<*mut pg_sys::SortGroupClause> = list_ptrs(a.aggdistinct).collect();
+        for &te in &args {
+            let t = pg_sys::exprType((*te).expr.cast());
+            let Some(sgc) = clauses.iter().copied().find(|&c| (*c).tleSortGroupRef == (*te).ressortgroupref)
+            else {
+                return Err(format!("DISTINCT aggregate {name} with an argument outside its DISTINCT"));
+            };
+            if distinct_arg_kind(t, a.inputcollid).is_none() {
+                return Err(format!(
+                    "DISTINCT aggregate {name} over {} (its equal values can differ, and which one PostgreSQL keeps depends on its sort)",
+                    type_name(t)
+                ));
+            }
+            let lt = (*pg_sys::lookup_type_cache(t, pg_sys::TYPECACHE_LT_OPR as i32)).lt_opr;
+            if !default_equality(t, sgc) || (*sgc).sortop != lt || (*sgc).nulls_first {
+                return Err(format!(
+                    "DISTINCT aggregate {name} over {} with a non-default order",
+                    type_name(t)
+                ));
+            }
+        }
+        fmgr_transition(aggref, builtin)
+            .map_err(|why| format!("no vector transition for {name}(DISTINCT), {why}"))
+    }
+}
+
+/// How the argument of a DISTINCT aggregate run through fmgr is kept and
+/// ordered: integer-like types (by their signed value, which is their
+/// order), text and varchar under a deterministic collation, bytea and
+/// uuid (equal exactly when their bytes are). None for the other types.
+pub(crate) fn distinct_arg_kind(t: pg_sys::Oid, collid: pg_sys::Oid) -> Option<KeyKind> {
+    use pg_sys::{
+        BOOLOID, BYTEAOID, DATEOID, INT2OID, INT4OID, INT8OID, TEXTOID, TIMEOID, TIMESTAMPOID,
+        TIMESTAMPTZOID, VARCHAROID,
+    };
+    match t {
+        BOOLOID | INT2OID | INT4OID | INT8OID | DATEOID | TIMEOID | TIMESTAMPOID | TIMESTAMPTZOID => {
+            Some(KeyKind::Int)
+        }
+        TEXTOID | VARCHAROID
+            if collid != pg_sys::InvalidOid && crate::expr::compile::collation_allows(collid, true) =>
+        {
+            Some(KeyKind::Bytes)
+        }
+        BYTEAOID => Some(KeyKind::Bytes),
+        pg_sys::UUIDOID => Some(KeyKind::Uuid),
+        _ => None,
+    }
+}
+
 /// An aggregate without a vector transition runs its own transition and
 /// final functions through fmgr inside VecAgg (exec/agg.rs), when its state
 /// is an SQL value: an `internal` state needs an aggregate context
@@ -235,52 +303,49 @@ unsafe fn fmgr_transition(aggref: *mut pg_sys::Aggref, builtin: bool) -> Result<
         };
         if a.aggtranstype == pg_sys::INTERNALOID {
             // An internal state lives in the aggregate context the functions
-            // ask PostgreSQL's Agg node for (AggCheckCallContext); VecAgg
-            // gives one to these built-in pairs, which read nothing else of it.
+            // ask VecAgg's stand-in Agg node for (exec/fmgr_agg.rs). Whether
+            // the transition can raise an error on some input (not only past
+            // memory limits) is known for these built-in pairs; any other
+            // may.
             let name = |f: pg_sys::Oid| {
                 (f != pg_sys::InvalidOid)
                     .then(|| CStr::from_ptr(pg_sys::get_func_name(f)).to_string_lossy().into_owned())
             };
             let (t, f) = (name(transfn), name(finalfn));
             let (t, f) = (t.as_deref().unwrap_or(""), f.as_deref().unwrap_or(""));
-            let raises =
-                CONTEXT_AGGREGATES.iter().find(|c| c.0 == t && c.1 == f).map(|c| c.2).or_else(|| {
-                    // variance and stddev of integers (exact) and numerics
-                    // (whose squares can pass numeric's range)
-                    match t {
-                        "int2_accum" | "int4_accum" => VARIANCE_FINALS_INT128.contains(&f).then_some(false),
-                        "int8_accum" => VARIANCE_FINALS.contains(&f).then_some(false),
-                        "numeric_accum" => VARIANCE_FINALS.contains(&f).then_some(true),
-                        _ => None,
-                    }
-                });
-            return match raises {
-                Some(raises) if builtin => Ok(Transition::Fmgr { raises }),
-                _ => Err("and its state is internal (not run through fmgr)".into()),
-            };
+            let known = builtin_function(transfn)
+                .then(|| {
+                    CONTEXT_AGGREGATES.iter().find(|c| c.0 == t && c.1 == f).map(|c| c.2).or_else(|| {
+                        // variance and stddev of integers (exact) and numerics
+                        // (whose squares can pass numeric's range)
+                        match t {
+                            "int2_accum" | "int4_accum" => {
+                                VARIANCE_FINALS_INT128.contains(&f).then_some(false)
+                            }
+                            "int8_accum" => VARIANCE_FINALS.contains(&f).then_some(false),
+                            "numeric_accum" => VARIANCE_FINALS.contains(&f).then_some(true),
+                            _ => None,
+                        }
+                    })
+                })
+                .flatten();
+            return Ok(Transition::Fmgr { raises: known.unwrap_or(true) });
         }
         // Built-in min/max transitions (int4larger, interval_smaller, ...)
-        // only compare; any other function may raise an error.
+        // only compare; range intersections raise no error on ranges of one
+        // type; any other function may raise an error.
         let fname = CStr::from_ptr(pg_sys::get_func_name(transfn)).to_string_lossy().into_owned();
         let compares = builtin && (fname.ends_with("larger") || fname.ends_with("smaller"));
-        // Functions get no aggregate context here. A C function may demand
-        // one (range_intersect_agg_transfn: "called in non-aggregate
-        // context") or read PostgreSQL's Agg node through it, so C code runs
-        // only when known not to: built-in transitions named here, with the
-        // built-in aggregate's own final function. SQL and PL functions never see it.
         let checks_context = builtin && CONTEXT_CHECKING_FNS.contains(&fname.as_str());
-        let known =
-            builtin && (compares || checks_context || SAFE_BUILTIN_TRANSFNS.contains(&fname.as_str()));
-        if !known {
-            for f in [transfn, finalfn].into_iter().filter(|&f| f != pg_sys::InvalidOid) {
-                if is_c_function(f) {
-                    let n = CStr::from_ptr(pg_sys::get_func_name(f)).to_string_lossy().into_owned();
-                    return Err(format!("and its function {n} is in C (it may need PostgreSQL's Agg node)"));
-                }
-            }
-        }
-        // (range intersections raise no error on ranges of one type)
         Ok(Transition::Fmgr { raises: !compares && !checks_context })
+    }
+}
+
+/// Whether `f` is a function of pg_catalog.
+unsafe fn builtin_function(f: pg_sys::Oid) -> bool {
+    unsafe {
+        f != pg_sys::InvalidOid
+            && pg_sys::get_func_namespace(f) == pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE)
     }
 }
 
@@ -316,20 +381,9 @@ const CONTEXT_AGGREGATES: &[(&str, &str, bool)] = &[
 ];
 
 /// Built-in C functions of aggregates with an SQL state that insist on
-/// being called by an Agg node (AggCheckCallContext) but use nothing of
-/// it: range_intersect_agg of ranges and of multiranges (transition and
-/// combine function alike). VecAgg gives them its stand-in Agg node.
+/// being called by an Agg node (AggCheckCallContext) and raise no error on
+/// values of one type: range_intersect_agg of ranges and of multiranges.
 const CONTEXT_CHECKING_FNS: &[&str] = &["range_intersect_agg_transfn", "multirange_intersect_agg_transfn"];
-
-/// Whether built-in function `f` is one of CONTEXT_CHECKING_FNS.
-pub unsafe fn checks_aggregate_context(f: pg_sys::Oid) -> bool {
-    unsafe {
-        f != pg_sys::InvalidOid
-            && pg_sys::get_func_namespace(f) == pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE)
-            && CONTEXT_CHECKING_FNS
-                .contains(&CStr::from_ptr(pg_sys::get_func_name(f)).to_string_lossy().as_ref())
-    }
-}
 
 /// The final functions of var_pop, var_samp (variance), stddev_pop and
 /// stddev_samp (stddev) over the states of int8_accum and numeric_accum,
@@ -339,32 +393,9 @@ const VARIANCE_FINALS: [&str; 4] =
 const VARIANCE_FINALS_INT128: [&str; 4] =
     ["numeric_poly_var_pop", "numeric_poly_var_samp", "numeric_poly_stddev_pop", "numeric_poly_stddev_samp"];
 
-/// Built-in C transition functions that work without an aggregate context
-/// (besides the *larger/*smaller comparisons): bit_and/bit_or/bit_xor,
-/// corr/covar/regr_* (regr_count too), sum(money).
-const SAFE_BUILTIN_TRANSFNS: &[&str] = &[
-    "int2and",
-    "int2or",
-    "int2xor",
-    "int4and",
-    "int4or",
-    "int4xor",
-    "int8and",
-    "int8or",
-    "int8xor",
-    "bitand",
-    "bitor",
-    "bitxor",
-    "float8_regr_accum",
-    "int8inc_float8_float8",
-    "cash_pl",
-];
-
 /// Whether the partial states of an aggregate run through fmgr combine in
 /// a Finalize VecAgg: it has a combine function and, for an `internal`
-/// state, serialization functions, which need no more of PostgreSQL's Agg
-/// node than its transition does (built-in ones named here, SQL or PL
-/// functions), or why not.
+/// state, serialization and deserialization functions, or why not.
 unsafe fn fmgr_combines(aggref: *mut pg_sys::Aggref) -> Result<(), String> {
     unsafe {
         let a = &*aggref;
@@ -374,61 +405,25 @@ unsafe fn fmgr_combines(aggref: *mut pg_sys::Aggref) -> Result<(), String> {
         if f.combinefn == pg_sys::InvalidOid {
             return Err(format!("{agg} has no combine function"));
         }
-        let combine = name(f.combinefn);
-        let builtin =
-            pg_sys::get_func_namespace(f.combinefn) == pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE);
-        if a.aggtranstype == pg_sys::INTERNALOID {
-            let known = builtin
-                && f.serialfn != pg_sys::InvalidOid
-                && f.deserialfn != pg_sys::InvalidOid
-                && CONTEXT_COMBINES.contains(&(combine.as_str(), &name(f.serialfn), &name(f.deserialfn)));
-            return if known {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{agg} has an internal state whose combine function {combine} is not run through fmgr"
-                ))
-            };
-        }
-        let known = builtin
-            && (combine.ends_with("larger")
-                || combine.ends_with("smaller")
-                || SAFE_BUILTIN_TRANSFNS.contains(&combine.as_str())
-                || CONTEXT_CHECKING_FNS.contains(&combine.as_str())
-                || SAFE_BUILTIN_COMBINEFNS.contains(&combine.as_str()));
-        if !known && is_c_function(f.combinefn) {
-            return Err(format!(
-                "{agg}'s combine function {combine} is in C (it may need PostgreSQL's Agg node)"
-            ));
+        if a.aggtranstype == pg_sys::INTERNALOID
+            && (f.serialfn == pg_sys::InvalidOid || f.deserialfn == pg_sys::InvalidOid)
+        {
+            return Err(format!("{agg} has an internal state without serialization functions"));
         }
         Ok(())
     }
 }
-
-/// The combine, serialization and deserialization functions of the
-/// `internal` states of CONTEXT_AGGREGATES and of variance/stddev, which
-/// use only the aggregate memory context of their Agg node.
-const CONTEXT_COMBINES: &[(&str, &str, &str)] = &[
-    ("string_agg_combine", "string_agg_serialize", "string_agg_deserialize"),
-    ("array_agg_combine", "array_agg_serialize", "array_agg_deserialize"),
-    ("array_agg_array_combine", "array_agg_array_serialize", "array_agg_array_deserialize"),
-    ("numeric_combine", "numeric_serialize", "numeric_deserialize"),
-    ("numeric_poly_combine", "numeric_poly_serialize", "numeric_poly_deserialize"),
-    ("interval_avg_combine", "interval_avg_serialize", "interval_avg_deserialize"),
-];
-
-/// Built-in C combine functions of SQL states that work without an
-/// aggregate context, besides the transitions that combine too
-/// (SAFE_BUILTIN_TRANSFNS, the *larger/*smaller comparisons): corr,
-/// covar_*, regr_* (float8_regr_combine builds a new array when not called
-/// by an Agg node) and regr_count.
-const SAFE_BUILTIN_COMBINEFNS: &[&str] = &["float8_regr_combine", "int8pl"];
 
 /// Whether the partial states of `aggref` combine, or why not.
 unsafe fn partial_state_of(aggref: *mut pg_sys::Aggref) -> Result<(), String> {
     unsafe {
         match transition_of(aggref) {
             Ok(t) if t.combines() => Ok(()),
+            Ok(Transition::Fmgr { .. }) if !(*aggref).aggdistinct.is_null() => {
+                let name =
+                    CStr::from_ptr(pg_sys::get_func_name((*aggref).aggfnoid)).to_string_lossy().into_owned();
+                Err(format!("{name}(DISTINCT) has no partial state"))
+            }
             Ok(Transition::Fmgr { .. }) => fmgr_combines(aggref),
             _ => {
                 let a = &*aggref;
@@ -441,7 +436,7 @@ unsafe fn partial_state_of(aggref: *mut pg_sys::Aggref) -> Result<(), String> {
 }
 
 /// Whether function `f` is written in C (language internal or c).
-unsafe fn is_c_function(f: pg_sys::Oid) -> bool {
+pub(crate) unsafe fn is_c_function(f: pg_sys::Oid) -> bool {
     unsafe {
         let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::PROCOID as i32, f.into());
         if tup.is_null() {
@@ -583,7 +578,101 @@ pub(crate) fn key_kind(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<KeyKin
         pg_sys::NUMERICOID => Ok(KeyKind::Numeric),
         pg_sys::UUIDOID => Ok(KeyKind::Uuid),
         pg_sys::INTERVALOID => Ok(KeyKind::Interval),
-        _ => Err(format!("no vector group key for type {}", type_name(typid))),
+        _ if unsafe { by_value_image_equality(typid, collid) } => Ok(KeyKind::Int),
+        _ => match unsafe { encoding_of(typid, collid) } {
+            Ok(Some(_)) => Ok(KeyKind::Encoded),
+            Ok(None) => Err(format!("no vector group key for type {}", type_name(typid))),
+            Err(why) => Err(why),
+        },
+    }
+}
+
+/// Whether `typid` is an integer-sized by-value type whose default btree
+/// operator class declares that equal values have equal images (its
+/// `equalimage` support function, which B-tree deduplication relies on):
+/// enums, "char", money, pg_lsn... Such keys compare as integers.
+unsafe fn by_value_image_equality(typid: pg_sys::Oid, collid: pg_sys::Oid) -> bool {
+    unsafe {
+        let (mut len, mut byval) = (0i16, false);
+        pg_sys::get_typlenbyval(typid, &mut len, &mut byval);
+        if !byval || !matches!(len, 1 | 2 | 4 | 8) {
+            return false;
+        }
+        let class = pg_sys::GetDefaultOpClass(typid, pg_sys::Oid::from(pg_sys::BTREE_AM_OID));
+        if class == pg_sys::InvalidOid {
+            return false;
+        }
+        let family = pg_sys::get_opclass_family(class);
+        let input = pg_sys::get_opclass_input_type(class);
+        let proc = pg_sys::get_opfamily_proc(family, input, input, pg_sys::BTEQUALIMAGE_PROC as i16);
+        proc != pg_sys::InvalidOid
+            && pg_sys::OidFunctionCall1Coll(proc, collid, pg_sys::Datum::from(input)).value() != 0
+    }
+}
+
+/// How keys of `typid` under `collid` are encoded for the group table, when
+/// it is an array or range type whose equality is array_eq or range_eq over
+/// elements (bounds) of a key kind compared natively (None for other
+/// types), or why it cannot be.
+pub(crate) unsafe fn encoding_of(
+    typid: pg_sys::Oid,
+    collid: pg_sys::Oid,
+) -> Result<Option<Encoding>, String> {
+    unsafe {
+        let eq_func = |t: pg_sys::Oid| {
+            let eq = (*pg_sys::lookup_type_cache(t, pg_sys::TYPECACHE_EQ_OPR as i32)).eq_opr;
+            if eq == pg_sys::InvalidOid {
+                pg_sys::InvalidOid
+            } else {
+                pg_sys::get_opcode(eq)
+            }
+        };
+        // An element or bound of type `t` compared under `coll`.
+        let elem_type = |t: pg_sys::Oid, coll: pg_sys::Oid, what: &str| -> Result<ElemType, String> {
+            let kind = key_kind(t, coll).map_err(|_| format!("{what} of type {}", type_name(typid)))?;
+            if kind.host_keyed() {
+                return Err(format!(
+                    "{what} of type {} under a nondeterministic collation",
+                    type_name(typid)
+                ));
+            }
+            let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
+            pg_sys::get_typlenbyvalalign(t, &mut len, &mut byval, &mut align);
+            let align = match align as u8 {
+                b'c' => 1,
+                b's' => 2,
+                b'i' => 4,
+                _ => 8,
+            };
+            ElemType::new(kind, len, align).ok_or_else(|| format!("{what} of type {}", type_name(typid)))
+        };
+        let elem = pg_sys::get_element_type(typid);
+        if elem != pg_sys::InvalidOid {
+            if eq_func(typid) != pg_sys::Oid::from(pg_sys::F_ARRAY_EQ) {
+                return Ok(None); // oidvector, int2vector: their own equality
+            }
+            return elem_type(elem, collid, "group key elements").map(|e| Some(Encoding::Array(e)));
+        }
+        if pg_sys::get_typtype(typid) as u8 == pg_sys::TYPTYPE_RANGE {
+            if eq_func(typid) != pg_sys::Oid::from(pg_sys::F_RANGE_EQ) {
+                return Ok(None);
+            }
+            let tc = pg_sys::lookup_type_cache(typid, pg_sys::TYPECACHE_RANGE_INFO as i32);
+            let sub = (*(*tc).rngelemtype).type_id;
+            // range_eq compares bounds with the range's btree operator class:
+            // only the subtype's default one has the equality encoded here.
+            let default_class = pg_sys::GetDefaultOpClass(sub, pg_sys::Oid::from(pg_sys::BTREE_AM_OID));
+            if default_class == pg_sys::InvalidOid
+                || pg_sys::get_opclass_family(default_class) != (*tc).rng_opfamily
+            {
+                return Err(format!(
+                    "group key of type {} with a non-default subtype operator class",
+                    type_name(typid)
+                ));
+            }
+            return elem_type(sub, (*tc).rng_collation, "group key bounds").map(|e| Some(Encoding::Range(e)));
+        }
+        Ok(None)
     }
 }
 

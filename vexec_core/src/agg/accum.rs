@@ -1429,9 +1429,9 @@ mod tests {
                 assert!(seen.insert(t.code()));
             }
         }
-        // (7 plain, 2 numeric sums, 8 extremes, 5 moments, 11 count(DISTINCT)
+        // (7 plain, 2 numeric sums, 8 extremes, 5 moments, 12 count(DISTINCT)
         // kinds, 2 fmgr, 3 DISTINCT sums)
-        assert_eq!(seen.len(), 7 + 2 + 8 + 5 + 11 + 2 + 3);
+        assert_eq!(seen.len(), 7 + 2 + 8 + 5 + 12 + 2 + 3);
         // Every key kind's count(DISTINCT) comes back from its code.
         for k in (0..).map_while(KeyKind::from_code) {
             let t = Transition::CountDistinct(k);

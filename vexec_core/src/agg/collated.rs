@@ -6,12 +6,60 @@
 
 use crate::batch::{varlena, Column, PhysType, RowIdx};
 
-/// Builds sort-key columns, reusing its memory from batch to batch.
+/// Varlenas built for some rows of a batch (keys the group table compares
+/// as bytes), in one buffer reused from batch to batch.
 #[derive(Debug, Default)]
-pub struct SortKeyColumn {
+pub struct KeyArena {
     arena: Vec<u8>,
     /// Per built row: its row number and the offset of its varlena.
     placed: Vec<(usize, usize)>,
+}
+
+impl KeyArena {
+    pub fn clear(&mut self) {
+        self.arena.clear();
+        self.placed.clear();
+    }
+
+    /// Build row `r`'s varlena: `fill` appends its payload to the buffer it
+    /// is given (and may write past it and truncate again).
+    pub fn push(&mut self, r: usize, fill: impl FnOnce(&mut Vec<u8>)) {
+        let start = self.arena.len();
+        self.arena.extend_from_slice(&[0; 4]);
+        fill(&mut self.arena);
+        let len = self.arena.len() - start;
+        self.arena[start..start + 4].copy_from_slice(&((len as u32) << 2).to_le_bytes());
+        self.placed.push((r, start));
+    }
+
+    /// A column of `len` rows pointing at the varlenas built since the last
+    /// [`KeyArena::clear`] (NULL in the other rows); valid until the next
+    /// change to this arena.
+    pub fn column(&self, len: usize) -> Column {
+        let mut out = Column::new(PhysType::Datum, len);
+        out.validity.set_all(false);
+        let base = self.arena.as_ptr() as usize;
+        for &(r, start) in &self.placed {
+            out.values.set_datum(r, base + start);
+            out.validity.set(r, true);
+        }
+        debug_assert!(self
+            .placed
+            .iter()
+            .all(|&(r, _)| unsafe { varlena::is_plain(out.values.datum(r) as *const u8) }));
+        out
+    }
+
+    /// Memory held.
+    pub fn bytes_used(&self) -> usize {
+        self.arena.capacity() + self.placed.capacity() * 16
+    }
+}
+
+/// Builds sort-key columns, reusing its memory from batch to batch.
+#[derive(Debug, Default)]
+pub struct SortKeyColumn {
+    arena: KeyArena,
 }
 
 impl SortKeyColumn {
@@ -32,7 +80,6 @@ impl SortKeyColumn {
         mut xfrm: impl FnMut(&[u8], &mut [u8]) -> usize,
     ) -> Column {
         self.arena.clear();
-        self.placed.clear();
         for &r in rows {
             let r = r as usize;
             if !col.is_valid(r) {
@@ -43,36 +90,25 @@ impl SortKeyColumn {
             if trim_blanks {
                 value = &value[..value.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1)];
             }
-            let start = self.arena.len();
-            let guess = 2 * value.len() + 16;
-            self.arena.resize(start + 4 + guess, 0);
-            let mut len = xfrm(value, &mut self.arena[start + 4..]);
-            if len >= guess {
-                // Too long for the guess: again with room for it (and a NUL).
-                self.arena.resize(start + 4 + len + 1, 0);
-                len = xfrm(value, &mut self.arena[start + 4..]);
-            }
-            self.arena.truncate(start + 4 + len);
-            self.arena[start..start + 4].copy_from_slice(&(((len + 4) as u32) << 2).to_le_bytes());
-            self.placed.push((r, start));
+            self.arena.push(r, |buf| {
+                let start = buf.len();
+                let guess = 2 * value.len() + 16;
+                buf.resize(start + guess, 0);
+                let mut len = xfrm(value, &mut buf[start..]);
+                if len >= guess {
+                    // Too long for the guess: again with room for it (and a NUL).
+                    buf.resize(start + len + 1, 0);
+                    len = xfrm(value, &mut buf[start..]);
+                }
+                buf.truncate(start + len);
+            });
         }
-        let mut out = Column::new(PhysType::Datum, col.len());
-        out.validity.set_all(false);
-        let base = self.arena.as_ptr() as usize;
-        for &(r, start) in &self.placed {
-            out.values.set_datum(r, base + start);
-            out.validity.set(r, true);
-        }
-        debug_assert!(self
-            .placed
-            .iter()
-            .all(|&(r, _)| unsafe { varlena::is_plain(out.values.datum(r) as *const u8) }));
-        out
+        self.arena.column(col.len())
     }
 
     /// Memory held.
     pub fn bytes_used(&self) -> usize {
-        self.arena.capacity() + self.placed.capacity() * 16
+        self.arena.bytes_used()
     }
 }
 

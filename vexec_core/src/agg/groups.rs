@@ -65,6 +65,10 @@ pub enum KeyKind {
     /// bpchar under a nondeterministic collation: as `Collated`, the sort
     /// key taken without trailing blanks (bpchareq and hashbpchar ignore them).
     CollatedBpchar,
+    /// An array or range, equal when the canonical encodings the host
+    /// computes are ([`crate::agg::encoded`]). For plans: the table sees the
+    /// encoding (`Bytes`) and the value (`Carried`), as for `Collated`.
+    Encoded,
 }
 
 impl KeyKind {
@@ -82,12 +86,13 @@ impl KeyKind {
             KeyKind::Carried => 8,
             KeyKind::Interval => 9,
             KeyKind::CollatedBpchar => 10,
+            KeyKind::Encoded => 11,
         }
     }
 
     /// The inverse of [`KeyKind::code`].
     pub fn from_code(code: i32) -> Option<KeyKind> {
-        const KINDS: [KeyKind; 11] = [
+        const KINDS: [KeyKind; 12] = [
             KeyKind::Int,
             KeyKind::Float4,
             KeyKind::Float8,
@@ -99,15 +104,17 @@ impl KeyKind {
             KeyKind::Carried,
             KeyKind::Interval,
             KeyKind::CollatedBpchar,
+            KeyKind::Encoded,
         ];
         KINDS.get(usize::try_from(code).ok()?).copied()
     }
 
     /// The kind the group table compares for a key of this kind: a
-    /// `Collated` key's sort key is compared as bytes.
+    /// `Collated` key's sort key and an `Encoded` key's encoding are
+    /// compared as bytes.
     pub fn compared(self) -> KeyKind {
         match self {
-            KeyKind::Collated | KeyKind::CollatedBpchar => KeyKind::Bytes,
+            KeyKind::Collated | KeyKind::CollatedBpchar | KeyKind::Encoded => KeyKind::Bytes,
             k => k,
         }
     }
@@ -115,6 +122,12 @@ impl KeyKind {
     /// Whether keys of this kind are compared by a sort key the host computes.
     pub fn is_collated(self) -> bool {
         matches!(self, KeyKind::Collated | KeyKind::CollatedBpchar)
+    }
+
+    /// Whether the host gives the table another column to compare for keys
+    /// of this kind (a sort key, an encoding), their values being carried.
+    pub fn host_keyed(self) -> bool {
+        self.is_collated() || self == KeyKind::Encoded
     }
 
     /// Whether the table stores keys of this kind as bytes.
@@ -127,6 +140,7 @@ impl KeyKind {
                 | KeyKind::Uuid
                 | KeyKind::Collated
                 | KeyKind::CollatedBpchar
+                | KeyKind::Encoded
                 | KeyKind::Carried
                 | KeyKind::Interval
         )
@@ -134,13 +148,14 @@ impl KeyKind {
 }
 
 /// The columns of a group table for the keys `kinds` of a plan: each key's
-/// compared kind, then a `Carried` column per `Collated` key (the value its
-/// group outputs). Also, per key, the table column holding its output value.
+/// compared kind, then a `Carried` column per `Collated` or `Encoded` key
+/// (the value its group outputs). Also, per key, the table column holding
+/// its output value.
 pub fn table_layout(kinds: &[KeyKind]) -> (Vec<KeyKind>, Vec<usize>) {
     let mut table: Vec<KeyKind> = kinds.iter().map(|k| k.compared()).collect();
     let mut output = Vec::with_capacity(kinds.len());
     for (k, &kind) in kinds.iter().enumerate() {
-        if kind.is_collated() {
+        if kind.host_keyed() {
             output.push(table.len());
             table.push(KeyKind::Carried);
         } else {
@@ -447,7 +462,7 @@ impl GroupTable {
         let keys = kinds
             .iter()
             .map(|k| {
-                assert!(!k.is_collated(), "the host gives a Collated key's sort key as Bytes");
+                assert!(!k.host_keyed(), "the host gives a Collated or Encoded key's own key as Bytes");
                 if k.stores_bytes() {
                     KeyStore::Bytes { data: vec![], ends: vec![], nulls: vec![] }
                 } else if *k == KeyKind::Int {

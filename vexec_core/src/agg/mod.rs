@@ -4,6 +4,8 @@
 
 pub mod accum;
 pub mod collated;
+pub mod distinct_rows;
+pub mod encoded;
 pub mod groups;
 pub mod state_bytes;
 
