@@ -84,7 +84,7 @@ CREATE TABLE vkv AS SELECT g AS id,
 ANALYZE vkv;
 SET enable_sort = off;
 SELECT agg_same($$SELECT mo, ch, count(*) FROM vkv GROUP BY mo, ch$$);
-SELECT agg_same($$SELECT l, mo, count(*), min(id) FROM vkv GROUP BY l, mo$$);
+SELECT agg_same($$SELECT l - '0/0'::pg_lsn AS lpos, mo, count(*), min(id) FROM vkv GROUP BY l, mo$$);
 SELECT agg_same($$SELECT ARRAY[mo, 'ok'] AS k, count(DISTINCT ch) FROM vkv GROUP BY 1$$);
 RESET enable_sort;
 SELECT join_same($$SELECT a.id, b.id FROM vkv a JOIN vkv b ON a.mo = b.mo AND a.ch = b.ch WHERE a.id < 100$$);
