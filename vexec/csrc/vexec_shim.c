@@ -114,6 +114,19 @@ vx_scan_is_pagemode(TableScanDesc scan)
 
 /* ------------------------------------------------------------------------
  * Heap page reader
+ *
+ * A scan of cached pages waits on memory, not on instructions: every
+ * tuple's first load misses the caches. Three things keep those waits
+ * short:
+ *   - the reader holds the stream's next page pinned one page ahead and
+ *     prefetches its lines, a few per tuple of the current page, so the next
+ *     page is in the cache when heap_prepare_pagescan() and the deforming
+ *     reach it (the buffer order in shared memory is arbitrary, so the
+ *     hardware prefetcher cannot guess it);
+ *   - the tuples of a page are taken a run at a time: first every tuple's
+ *     pointer and header check, then each needed fixed-offset column in its
+ *     own tight loop, so the loads of many tuples are in flight together;
+ *   - a scan that needs no column (count(*)) does not touch tuples at all.
  * ------------------------------------------------------------------------
  */
 /* A set of columns deformed together, sorted by attnum */
@@ -122,7 +135,24 @@ typedef struct VxColumnSet
 	int			ncols;
 	VxColumn   *cols;
 	int			max_attnum;
+	/*
+	 * Whether every column is at a fixed offset in a tuple without NULLs (the
+	 * leading fixed-width attributes, or the variable-length one right after
+	 * them); then fast_kind/fast_off say how to load each one.
+	 */
+	bool		fast;
+	int		   *fast_kind;		/* VX_FAST_* per column */
+	uint32	   *fast_off;		/* offset from the tuple's data */
 } VxColumnSet;
+
+/* How a column of a fast column set is loaded */
+#define VX_FAST_U8		0		/* bool */
+#define VX_FAST_CHAR	1		/* "char", widened to int16 */
+#define VX_FAST_I16		2
+#define VX_FAST_W4		3
+#define VX_FAST_W8		4		/* 8-byte by-value, stored as a Datum */
+#define VX_FAST_REF		5		/* fixed-length by-reference: a pointer */
+#define VX_FAST_VARLENA 6		/* the first variable-length attribute */
 
 struct VxHeapReader
 {
@@ -136,12 +166,13 @@ struct VxHeapReader
 	 */
 	VxColumnSet early;
 	VxColumnSet late;
-	HeapTupleHeader *tuples;	/* the batch's tuples, when there are late columns */
+	HeapTupleHeader *tuples;	/* the batch's tuples */
+	char	  **data;			/* their data (tuple + t_hoff), for early columns */
+	bool		touch_tuples;	/* some column or the tids are read */
 	int			capacity;
 	/*
 	 * Offsets of the leading fixed-width attributes in a tuple without NULLs
-	 * (attributes before the first variable-length one): when every needed
-	 * attribute is among them, deforming is one load per column.
+	 * (attributes before the first variable-length one).
 	 */
 	int			nfixed;
 	uint32	   *fixed_off;
@@ -161,18 +192,66 @@ struct VxHeapReader
 	Page		cur_page;
 	BlockNumber cur_block;
 	uint32		cur_index;		/* next entry of scan->rs_vistuples */
+	/* the stream's next page, pinned ahead (InvalidBuffer: none yet) */
+	Buffer		next_buf;
+	bool		stream_done;	/* the stream returned its last page */
+	/* prefetching of next_buf: next line to ask for (counting down), lines per tuple */
+	const char *pf_page;
+	int			pf_line;
+	int			pf_step;
 	bool		finished;
 	uint64		pages;
 	uint64		ntuples_read;
 };
 
+/* Lines of a page; the first VX_HEADER_LINES hold the header and line pointers */
+#define VX_PAGE_LINES (BLCKSZ / 64)
+#define VX_HEADER_LINES 8
+
 static void
-vx_column_set(VxColumnSet *set, int ncols, const VxColumn *cols)
+vx_column_set(VxHeapReader *r, VxColumnSet *set, int ncols, const VxColumn *cols)
 {
+	TupleDesc	desc = r->tupdesc;
+
 	set->ncols = ncols;
 	set->cols = palloc(sizeof(VxColumn) * Max(ncols, 1));
 	memcpy(set->cols, cols, sizeof(VxColumn) * ncols);
 	set->max_attnum = ncols > 0 ? cols[ncols - 1].attnum : 0;
+	set->fast_kind = palloc(sizeof(int) * Max(ncols, 1));
+	set->fast_off = palloc(sizeof(uint32) * Max(ncols, 1));
+	set->fast = ncols > 0;
+	for (int c = 0; c < ncols; c++)
+	{
+		int			a = cols[c].attnum - 1;
+		CompactAttribute *att = TupleDescCompactAttr(desc, a);
+
+		if (cols[c].attnum == r->first_varlena)
+		{
+			set->fast_kind[c] = VX_FAST_VARLENA;
+			set->fast_off[c] = r->fixed_end;
+			continue;
+		}
+		if (cols[c].attnum > r->nfixed)
+		{
+			set->fast = false;
+			break;
+		}
+		set->fast_off[c] = r->fixed_off[a];
+		if (!att->attbyval)
+			set->fast_kind[c] = VX_FAST_REF;
+		else if (cols[c].kind == VX_KIND_U8)
+			set->fast_kind[c] = VX_FAST_U8;
+		else if (cols[c].kind == VX_KIND_CHAR)
+			set->fast_kind[c] = VX_FAST_CHAR;
+		else if (att->attlen == 2)
+			set->fast_kind[c] = VX_FAST_I16;
+		else if (att->attlen == 4)
+			set->fast_kind[c] = VX_FAST_W4;
+		else if (att->attlen == 8)
+			set->fast_kind[c] = VX_FAST_W8;
+		else
+			set->fast = false;	/* a by-value width the kinds do not cover */
+	}
 }
 
 VxHeapReader *
@@ -183,14 +262,6 @@ vx_heap_begin(TableScanDesc scan, int nearly, VxColumn *early, int nlate, VxColu
 
 	r->scan = (HeapScanDesc) scan;
 	r->tupdesc = RelationGetDescr(scan->rs_rd);
-	vx_column_set(&r->early, nearly, early);
-	vx_column_set(&r->late, nlate, late);
-	r->capacity = capacity;
-	if (nlate > 0)
-	{
-		r->tuples = palloc(sizeof(HeapTupleHeader) * capacity);
-		keep_pins = true;
-	}
 	{
 		TupleDesc	desc = r->tupdesc;
 		uint32		off = 0;
@@ -216,6 +287,14 @@ vx_heap_begin(TableScanDesc scan, int nearly, VxColumn *early, int nlate, VxColu
 			r->nfixed = a + 1;
 		}
 	}
+	vx_column_set(r, &r->early, nearly, early);
+	vx_column_set(r, &r->late, nlate, late);
+	r->capacity = capacity;
+	r->tuples = palloc(sizeof(HeapTupleHeader) * capacity);
+	r->data = palloc(sizeof(char *) * capacity);
+	r->touch_tuples = nearly > 0 || nlate > 0;
+	if (nlate > 0)
+		keep_pins = true;
 	r->keep_pins = keep_pins;
 
 	/*
@@ -231,6 +310,7 @@ vx_heap_begin(TableScanDesc scan, int nearly, VxColumn *early, int nlate, VxColu
 	r->max_pins = Max(max_pins, 2);
 	r->pins = palloc(sizeof(Buffer) * r->max_pins);
 	r->cur_buf = InvalidBuffer;
+	r->next_buf = InvalidBuffer;
 	/* heap's read stream callbacks read the direction; we only go forward */
 	r->scan->rs_dir = ForwardScanDirection;
 	return r;
@@ -240,6 +320,8 @@ void
 vx_heap_set_tids(VxHeapReader *r, ItemPointerData *tids)
 {
 	r->tids = tids;
+	if (tids)
+		r->touch_tuples = true;
 }
 
 /* Release every pin the reader holds (end of scan, rescan, or ERROR cleanup
@@ -254,6 +336,10 @@ vx_heap_release(VxHeapReader *r)
 		ReleaseBuffer(r->cur_buf);
 	r->cur_buf = InvalidBuffer;
 	r->cur_page = NULL;
+	if (BufferIsValid(r->next_buf))
+		ReleaseBuffer(r->next_buf);
+	r->next_buf = InvalidBuffer;
+	r->pf_page = NULL;
 }
 
 /* The scan was restarted (table_rescan): forget the current page. */
@@ -262,6 +348,7 @@ vx_heap_restart(VxHeapReader *r)
 {
 	vx_heap_release(r);
 	r->finished = false;
+	r->stream_done = false;
 	r->cur_index = 0;
 	r->scan->rs_dir = ForwardScanDirection;
 }
@@ -280,8 +367,54 @@ vx_pins_left(VxHeapReader *r)
 	return RelationUsesLocalBuffers(r->scan->rs_base.rs_rd) ? GetAdditionalLocalPinLimit() : GetAdditionalPinLimit();
 }
 
-/* How many tuples ahead of the one being deformed the reader prefetches. */
-#define VX_PREFETCH_AHEAD 8
+/* Ask for the next `nlines` lines of the page being prefetched: from its
+ * end downwards, where a page's first tuples are. */
+static inline void
+vx_prefetch_lines(VxHeapReader *r, int nlines)
+{
+	const char *p = r->pf_page;
+	int			line = r->pf_line;
+	int			stop = Max(line - nlines, VX_HEADER_LINES - 1);
+
+	if (p == NULL)
+		return;
+	for (; line > stop; line--)
+		__builtin_prefetch(p + line * 64);
+	r->pf_line = line;
+	if (line < VX_HEADER_LINES)
+		r->pf_page = NULL;
+}
+
+/* Pin the stream's next page and start prefetching it: its header and line
+ * pointers at once, its tuples spread over the current page's tuples. */
+static void
+vx_heap_pin_ahead(VxHeapReader *r)
+{
+	Buffer		buf;
+
+	if (r->stream_done)
+		return;
+	buf = read_stream_next_buffer(r->scan->rs_read_stream, NULL);
+	if (!BufferIsValid(buf))
+	{
+		r->stream_done = true;
+		return;
+	}
+	r->next_buf = buf;
+	{
+		const char *p = (const char *) BufferGetPage(buf);
+
+		for (int line = 0; line < VX_HEADER_LINES; line++)
+			__builtin_prefetch(p + line * 64);
+		if (r->touch_tuples)
+		{
+			r->pf_page = p;
+			r->pf_line = VX_PAGE_LINES - 1;
+		}
+		else
+			r->pf_page = NULL;
+	}
+}
 
 /* Move to the next page of the scan; false at the end. */
 static bool
@@ -291,7 +424,10 @@ vx_heap_next_page(VxHeapReader *r)
 	Buffer		buf;
 
 	CHECK_FOR_INTERRUPTS();
-	buf = read_stream_next_buffer(scan->rs_read_stream, NULL);
+	if (!BufferIsValid(r->next_buf))
+		vx_heap_pin_ahead(r);	/* the first page */
+	buf = r->next_buf;
+	r->next_buf = InvalidBuffer;
 	if (!BufferIsValid(buf))
 	{
 		r->finished = true;
@@ -300,6 +436,9 @@ vx_heap_next_page(VxHeapReader *r)
 		scan->rs_inited = false;
 		return false;
 	}
+	/* what the previous page did not prefetch of this one */
+	vx_prefetch_lines(r, VX_PAGE_LINES);
+
 	/* heap's own page-at-a-time preparation: pruning, batched visibility */
 	scan->rs_cbuf = buf;
 	scan->rs_cblock = BufferGetBlockNumber(buf);
@@ -310,24 +449,22 @@ vx_heap_next_page(VxHeapReader *r)
 	r->cur_buf = buf;
 	r->cur_block = BufferGetBlockNumber(buf);
 	r->cur_page = BufferGetPage(buf);
-
-	/* the first tuples of the page; vx_heap_next asks for the rest ahead */
-	for (int i = 0; i < VX_PREFETCH_AHEAD && i < scan->rs_ntuples; i++)
-	{
-		char	   *t = (char *) PageGetItem(r->cur_page, PageGetItemId(r->cur_page, scan->rs_vistuples[i]));
-
-		__builtin_prefetch(t);
-		__builtin_prefetch(t + 64);
-	}
 	r->cur_index = 0;
 	r->pages++;
 	if (r->keep_pins)
 		r->pins[r->npins++] = buf;
+
+	vx_heap_pin_ahead(r);
+	/* spread the next page's lines over this page's tuples */
+	r->pf_step = scan->rs_ntuples > 0 ? (VX_PAGE_LINES + scan->rs_ntuples - 1) / scan->rs_ntuples : VX_PAGE_LINES;
+	if (scan->rs_ntuples == 0)
+		vx_prefetch_lines(r, VX_PAGE_LINES);
 	return true;
 }
 
-/* Deform the attributes of `set` of one tuple into row `row` of the batch. */
-static inline __attribute__((always_inline)) void
+/* Deform the attributes of `set` of one tuple into row `row` of the batch:
+ * NULLs, missing attributes (attmissingval), any layout. */
+static void
 vx_deform(VxHeapReader *r, const VxColumnSet *set, HeapTupleHeader tup, int row)
 {
 	TupleDesc	tupdesc = r->tupdesc;
@@ -338,35 +475,6 @@ vx_deform(VxHeapReader *r, const VxColumnSet *set, HeapTupleHeader tup, int row)
 	uint32		off = 0;
 	bool		slow = false;
 	int			c = 0;
-
-	/*
-	 * The common case: no NULLs, every needed attribute at a fixed offset
-	 * or the variable-length one right after them.
-	 */
-	if (!hasnulls && natts >= set->max_attnum &&
-		(set->max_attnum <= r->nfixed || set->max_attnum == r->first_varlena))
-	{
-		for (c = 0; c < set->ncols; c++)
-		{
-			VxColumn   *col = &set->cols[c];
-			int			a = col->attnum - 1;
-
-			if (col->attnum == r->first_varlena)
-			{
-				CompactAttribute *att = TupleDescCompactAttr(tupdesc, a);
-				uint32		voff = att_pointer_alignby(r->fixed_end, att->attalignby, -1, tp + r->fixed_end);
-
-				vx_store(col, row, PointerGetDatum(tp + voff));
-			}
-			else
-			{
-				CompactAttribute *att = TupleDescCompactAttr(tupdesc, a);
-
-				vx_store(col, row, fetch_att(tp + r->fixed_off[a], att->attbyval, att->attlen));
-			}
-		}
-		return;
-	}
 
 	for (int attnum = 0; attnum < set->max_attnum; attnum++)
 	{
@@ -426,6 +534,148 @@ vx_deform(VxHeapReader *r, const VxColumnSet *set, HeapTupleHeader tup, int row)
 }
 
 /*
+ * Deform the columns of a fast set for `k` tuples without NULLs whose data
+ * starts at data[0..k), into rows row0.. of the batch: one loop per column.
+ */
+static void
+vx_deform_fast(VxHeapReader *r, const VxColumnSet *set, char **data, int row0, int k)
+{
+	for (int c = 0; c < set->ncols; c++)
+	{
+		const VxColumn *col = &set->cols[c];
+		uint32		off = set->fast_off[c];
+
+		switch (set->fast_kind[c])
+		{
+			case VX_FAST_U8:
+				{
+					uint8	   *dst = (uint8 *) col->values + row0;
+
+					for (int i = 0; i < k; i++)
+						dst[i] = *(const uint8 *) (data[i] + off) != 0;
+					break;
+				}
+			case VX_FAST_CHAR:
+				{
+					int16	   *dst = (int16 *) col->values + row0;
+
+					for (int i = 0; i < k; i++)
+						dst[i] = (int16) *(const char *) (data[i] + off);
+					break;
+				}
+			case VX_FAST_I16:
+				{
+					int16	   *dst = (int16 *) col->values + row0;
+
+					for (int i = 0; i < k; i++)
+						dst[i] = *(const int16 *) (data[i] + off);
+					break;
+				}
+			case VX_FAST_W4:
+				{
+					int32	   *dst = (int32 *) col->values + row0;
+
+					for (int i = 0; i < k; i++)
+						dst[i] = *(const int32 *) (data[i] + off);
+					break;
+				}
+			case VX_FAST_W8:
+				{
+					Datum	   *dst = (Datum *) col->values + row0;
+
+					for (int i = 0; i < k; i++)
+						dst[i] = *(const Datum *) (data[i] + off);
+					break;
+				}
+			case VX_FAST_REF:
+				{
+					Datum	   *dst = (Datum *) col->values + row0;
+
+					for (int i = 0; i < k; i++)
+						dst[i] = PointerGetDatum(data[i] + off);
+					break;
+				}
+			case VX_FAST_VARLENA:
+				{
+					Datum	   *dst = (Datum *) col->values + row0;
+					uint8		alignby = TupleDescCompactAttr(r->tupdesc, col->attnum - 1)->attalignby;
+
+					for (int i = 0; i < k; i++)
+						dst[i] = PointerGetDatum(data[i] + att_pointer_alignby(off, alignby, -1, data[i] + off));
+					break;
+				}
+		}
+	}
+}
+
+/*
+ * Take the next `k` visible tuples of the current page into rows n.. of the
+ * batch (tuple pointers, tids, early columns), prefetching the next page
+ * meanwhile.
+ */
+static void
+vx_heap_run(VxHeapReader *r, int n, int k)
+{
+	HeapScanDesc scan = r->scan;
+	Page		page = r->cur_page;
+	const OffsetNumber *vis = scan->rs_vistuples + r->cur_index;
+	HeapTupleHeader *tups = r->tuples + n;
+
+	if (!r->touch_tuples)
+		return;
+
+	/*
+	 * The next page's lines go out a few per tuple: a burst would fill the
+	 * core's miss buffers, and prefetches finding none free are dropped.
+	 */
+	if (r->pf_page != NULL)
+	{
+		const char *p = r->pf_page;
+		int			line = r->pf_line;
+		int			step = r->pf_step;
+
+		for (int i = 0; i < k; i++)
+		{
+			tups[i] = (HeapTupleHeader) PageGetItem(page, PageGetItemId(page, vis[i]));
+			for (int j = 0; j < step && line >= VX_HEADER_LINES; j++, line--)
+				__builtin_prefetch(p + line * 64);
+		}
+		r->pf_line = line;
+		if (line < VX_HEADER_LINES)
+			r->pf_page = NULL;
+	}
+	else
+		for (int i = 0; i < k; i++)
+			tups[i] = (HeapTupleHeader) PageGetItem(page, PageGetItemId(page, vis[i]));
+	if (r->tids)
+		for (int i = 0; i < k; i++)
+			ItemPointerSet(&r->tids[n + i], r->cur_block, vis[i]);
+	if (r->early.ncols == 0)
+		return;
+	if (r->early.fast)
+	{
+		/* the common case: no NULLs and every needed attribute present */
+		uint32		slow = 0;
+		int			need = r->early.max_attnum;
+
+		for (int i = 0; i < k; i++)
+		{
+			HeapTupleHeader t = tups[i];
+
+			slow |= (t->t_infomask & HEAP_HASNULL) | (HeapTupleHeaderGetNatts(t) < need);
+			r->data[i] = (char *) t + t->t_hoff;
+		}
+		if (slow == 0)
+		{
+			vx_deform_fast(r, &r->early, r->data, n, k);
+			return;
+		}
+	}
+	for (int i = 0; i < k; i++)
+		vx_deform(r, &r->early, tups[i], n + i);
+}
+
+/*
  * Fill up to `capacity` rows. Returns the number of rows (0: end of scan).
  * Pins of the pages the previous batch used are released first, except the
  * page still being read.
@@ -447,6 +697,7 @@ vx_heap_next(VxHeapReader *r, int capacity)
 	while (n < capacity)
 	{
 		HeapScanDesc scan = r->scan;
+		int			k;
 
 		if (r->cur_page == NULL || r->cur_index >= scan->rs_ntuples)
 		{
@@ -475,34 +726,10 @@ vx_heap_next(VxHeapReader *r, int capacity)
 				break;
 			continue;
 		}
-		{
-			OffsetNumber offnum;
-			ItemId		lp;
-
-			/*
-			 * Deforming waits on memory, not on instructions: ask for a
-			 * tuple a few rows ahead (header and the line after it) so its
-			 * lines arrive while this one is deformed.
-			 */
-			if (r->cur_index + VX_PREFETCH_AHEAD < (uint32) scan->rs_ntuples)
-			{
-				ItemId		ahead = PageGetItemId(r->cur_page, scan->rs_vistuples[r->cur_index + VX_PREFETCH_AHEAD]);
-				char	   *t = (char *) PageGetItem(r->cur_page, ahead);
-
-				__builtin_prefetch(t);
-				__builtin_prefetch(t + 64);
-			}
-			offnum = scan->rs_vistuples[r->cur_index++];
-			lp = PageGetItemId(r->cur_page, offnum);
-			HeapTupleHeader tup = (HeapTupleHeader) PageGetItem(r->cur_page, lp);
-
-			vx_deform(r, &r->early, tup, n);
-			if (r->tuples)
-				r->tuples[n] = tup;
-			if (r->tids)
-				ItemPointerSet(&r->tids[n], r->cur_block, offnum);
-			n++;
-		}
+		k = Min((int) (scan->rs_ntuples - r->cur_index), capacity - n);
+		vx_heap_run(r, n, k);
+		r->cur_index += k;
+		n += k;
 	}
 	r->ntuples_read += n;
 	/* what heap_getnextslot() counts a tuple at a time (pg_stat's seq_tup_read) */
@@ -515,12 +742,23 @@ vx_heap_next(VxHeapReader *r, int capacity)
 void
 vx_heap_deform_late(VxHeapReader *r, int nrows, const uint16 *rows)
 {
-	vx_reset_validity(r->late.cols, r->late.ncols, r->capacity);
+	const VxColumnSet *set = &r->late;
+
+	vx_reset_validity(set->cols, set->ncols, r->capacity);
 	for (int i = 0; i < nrows; i++)
 	{
+		HeapTupleHeader t = r->tuples[rows[i]];
+
 		if (i + 4 < nrows)
 			__builtin_prefetch(r->tuples[rows[i + 4]]);
-		vx_deform(r, &r->late, r->tuples[rows[i]], rows[i]);
+		if (set->fast && !(t->t_infomask & HEAP_HASNULL) && HeapTupleHeaderGetNatts(t) >= set->max_attnum)
+		{
+			char	   *data = (char *) t + t->t_hoff;
+
+			vx_deform_fast(r, set, &data, rows[i], 1);
+		}
+		else
+			vx_deform(r, set, t, rows[i]);
 	}
 }
 

@@ -520,20 +520,30 @@ impl ScanState {
                 memo: Vec::new(),
             };
             let fallback_quals = self.program.quals.iter().any(|q| matches!(q, QualItem::Fallback));
-            for (qi, q) in self.program.quals.iter().enumerate() {
-                match q {
-                    QualItem::Fallback => {
-                        before_fallback.get_or_insert_with(|| cur.clone());
+            if fallback_quals {
+                for (qi, q) in self.program.quals.iter().enumerate() {
+                    match q {
+                        QualItem::Fallback => {
+                            before_fallback.get_or_insert_with(|| cur.clone());
+                        }
+                        QualItem::Kernel(e) => {
+                            // The fallback pass looks up this qual's verdict per row.
+                            let res = &mut self.kernel_quals[qi];
+                            cur.iter().for_each(|&r| res[r as usize] = 0);
+                            expr::filter(e, &mut ctx, &mut cur)?;
+                            cur.iter().for_each(|&r| res[r as usize] = 1);
+                        }
                     }
-                    QualItem::Kernel(e) if fallback_quals => {
-                        // The fallback pass looks up this qual's verdict per row.
-                        let res = &mut self.kernel_quals[qi];
-                        cur.iter().for_each(|&r| res[r as usize] = 0);
-                        expr::filter(e, &mut ctx, &mut cur)?;
-                        cur.iter().for_each(|&r| res[r as usize] = 1);
-                    }
-                    QualItem::Kernel(e) => expr::filter(e, &mut ctx, &mut cur)?,
                 }
+            } else {
+                // Only kernels: in order, neighbouring comparisons fused.
+                let quals: Vec<&VExpr> = self
+                    .program
+                    .quals
+                    .iter()
+                    .filter_map(|q| if let QualItem::Kernel(e) = q { Some(e) } else { None })
+                    .collect();
+                expr::filter_all(&quals, &mut ctx, &mut cur)?;
             }
         }
         // Late columns, for the rows that may still produce output.

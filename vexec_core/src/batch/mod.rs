@@ -4,7 +4,7 @@
 //! ([`Values`]) and a validity [`Bitmap`] with PostgreSQL's polarity (bit set =
 //! not NULL, least significant bit first, as in a heap tuple's null bitmap).
 //! Rows removed by a filter are never marked invalid: they leave the batch's
-//! *selection* (a list of live row indexes), so `count(*)` and NULL handling
+//! *selection* (a list of live row indexes, ascending), so `count(*)` and NULL handling
 //! stay separate concerns.
 //!
 //! Layouts. This module is the `postgres` layout: fixed-width values at their
@@ -50,6 +50,11 @@ impl PhysType {
             (true, 8) => PhysType::I64,
             _ => PhysType::Datum,
         }
+    }
+
+    /// Integers at their width (int2/int4/int8, dates, timestamps...).
+    pub fn is_integer_like(self) -> bool {
+        matches!(self, PhysType::I16 | PhysType::I32 | PhysType::I64)
     }
 }
 

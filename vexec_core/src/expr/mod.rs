@@ -22,7 +22,7 @@
 mod eval;
 pub mod kernels;
 
-pub use eval::{eval, filter, fold_constants};
+pub use eval::{eval, filter, filter_all, fold_constants};
 
 use crate::batch::{Column, PhysType, RowIdx};
 use kernels::like::LikePattern;
