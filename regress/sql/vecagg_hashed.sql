@@ -232,7 +232,9 @@ CREATE COLLATION vexec_ci (provider = icu, locale = 'und-u-ks-level2', determini
 CREATE TABLE vci (t text COLLATE vexec_ci);
 INSERT INTO vci VALUES ('a'), ('A'), ('b');
 SET vexec.mode = force;
-EXPLAIN (VEXEC, COSTS OFF) SELECT to_jsonb(a % 3) AS h, count(*) FROM va GROUP BY 1;
+EXPLAIN (VEXEC, COSTS OFF) SELECT ROW(a % 3) AS h, count(*) FROM va GROUP BY 1;
+CREATE TYPE vh_pair AS (a int, b text);
+EXPLAIN (VEXEC, COSTS OFF) SELECT ROW(a % 3, 'x')::vh_pair AS h, count(*) FROM va GROUP BY 1;
 EXPLAIN (VEXEC, COSTS OFF) SELECT s, min(u) FROM va GROUP BY s;
 EXPLAIN (VEXEC, COSTS OFF) SELECT id, a, count(*) FROM vpk GROUP BY id;
 EXPLAIN (VEXEC, COSTS OFF) SELECT t, count(*) FROM vci GROUP BY t;
@@ -301,3 +303,4 @@ RESET vexec.mode;
 SELECT agg_same($$SELECT count(*) FROM (SELECT k FROM vndbig GROUP BY k) s$$);
 DROP TABLE vk, vbig, vuu, vpk, vci, vn, vnd, vndbig, vndc;
 DROP COLLATION vexec_ci;
+DROP TYPE vh_pair;

@@ -1,8 +1,10 @@
--- Arrays and ranges as group keys, count(DISTINCT) arguments and hash join
--- keys: compared through a canonical encoding (array_eq: dimensions, lower
--- bounds, NULL elements equal; range_eq: emptiness, bounds and their
--- inclusiveness), each element or bound by its type's equality. Uses
--- agg_same (vecagg) and join_same/join_spilled (vecjoin).
+-- Arrays, ranges, multiranges and jsonb as group keys, count(DISTINCT)
+-- arguments and hash join keys: compared through a canonical encoding
+-- (array_eq: dimensions, lower bounds, NULL elements equal; range_eq:
+-- emptiness, bounds and their inclusiveness; multirange_eq: each range as
+-- range_eq; jsonb_eq: structure, object pairs, numbers by value), each
+-- element or bound by its type's equality. Uses agg_same (vecagg) and
+-- join_same/join_spilled (vecjoin).
 \set SHOW_CONTEXT never
 SET search_path = public;
 -- (Force mode disables hash joins only: keep the others out of the joins.)
@@ -66,13 +68,48 @@ SET vexec.mode = force;
 EXPLAIN (COSTS OFF) SELECT ia, count(*) FROM vk GROUP BY ia;
 EXPLAIN (COSTS OFF) SELECT nr, count(DISTINCT ta) FROM vk GROUP BY nr;
 -- Not vectorized, with the reason: elements under a nondeterministic
--- collation, element types without a vector key, multiranges.
+-- collation, element types without a vector key, records.
 CREATE COLLATION vk_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 EXPLAIN (VEXEC, COSTS OFF) SELECT ARRAY[ta[1] COLLATE vk_ci] AS k, count(*) FROM vk GROUP BY 1;
 EXPLAIN (VEXEC, COSTS OFF) SELECT ARRAY[to_jsonb(id % 3)] AS k, count(*) FROM vk GROUP BY 1;
-EXPLAIN (VEXEC, COSTS OFF) SELECT multirange(r) AS k, count(*) FROM vk GROUP BY 1;
+EXPLAIN (VEXEC, COSTS OFF) SELECT ROW(id % 3, 'x') AS k, count(*) FROM vk GROUP BY 1;
 RESET vexec.mode;
 SELECT agg_same($$SELECT ARRAY[ta[1] COLLATE vk_ci] AS k, count(*) FROM vk GROUP BY 1$$);
+
+-- jsonb keys: objects by their pairs (written in any order), numbers by
+-- value (1 = 1.0 = 1.00), a raw scalar unequal to the one-element array,
+-- strings by bytes, nesting, an object of 40 pairs (past the stride at
+-- which entries store offsets); multirange keys: each range as range_eq,
+-- numeric bounds by value, the empty multirange.
+CREATE TABLE vkj AS SELECT g AS id,
+  CASE g % 8
+    WHEN 0 THEN NULL
+    WHEN 1 THEN jsonb_build_object('a', round((g % 3)::numeric, (g / 8) % 3), 'b', ARRAY[(g / 8) % 2])
+    WHEN 2 THEN jsonb_build_object('b', ARRAY[(g / 8) % 2], 'a', (g % 3)::numeric)
+    WHEN 3 THEN to_jsonb(g % 3)
+    WHEN 4 THEN jsonb_build_array(g % 3)
+    WHEN 5 THEN ('{"x": "' || repeat('y', g % 3) || '", "n": null, "t": ' || (g % 2 = 0) || '}')::jsonb
+    WHEN 6 THEN jsonb_build_object('k', jsonb_build_object('deep', jsonb_build_array(g % 2, true, 'x', '{}'::jsonb, '[]'::jsonb)))
+    ELSE (SELECT jsonb_object_agg('k' || i, i % (1 + g % 2)) FROM generate_series(1, 40) i)
+  END AS j,
+  CASE WHEN g % 9 = 0 THEN NULL WHEN g % 9 = 1 THEN '{}'::int4multirange
+       ELSE int4multirange(int4range(g % 4, g % 4 + 2), int4range(10 + g % 3, 20), int4range(30, NULL)) END AS m,
+  nummultirange(numrange(round((g % 2)::numeric, g % 3), 5), numrange(7, NULL)) AS nm
+FROM generate_series(1, 3000) g;
+ANALYZE vkj;
+SET enable_sort = off;
+SELECT agg_same($$SELECT j, count(*), min(id) FROM vkj GROUP BY j$$);
+SELECT agg_same($$SELECT m, nm, count(*), max(id) FROM vkj GROUP BY m, nm$$);
+SELECT agg_same($$SELECT j -> 'k' AS k, count(*) FROM vkj GROUP BY 1$$);
+RESET enable_sort;
+SELECT agg_same($$SELECT count(DISTINCT j), count(DISTINCT m), count(DISTINCT nm) FROM vkj$$);
+SELECT agg_same($$SELECT id % 3, count(DISTINCT j) FROM vkj GROUP BY 1$$);
+SELECT join_same($$SELECT a.id, b.id FROM vkj a JOIN vkj b ON a.j = b.j AND a.nm = b.nm WHERE a.id < 200$$);
+SELECT join_same($$SELECT a.id, b.id FROM vkj a LEFT JOIN vkj b ON a.m = b.m AND b.id < 100 WHERE a.id < 300$$);
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF) SELECT j, count(*) FROM vkj GROUP BY j;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM vkj a JOIN vkj b ON a.m = b.m;
+RESET vexec.mode;
 
 -- By-value types whose btree class declares equality of images
 -- (equalimage): enums, "char", pg_lsn compare as integers.
@@ -92,20 +129,25 @@ SELECT join_same($$SELECT a.id, b.id FROM vkv a JOIN vkv b ON a.mo = b.mo AND a.
 -- Past work_mem: 20,000 groups of arrays spill and come back whole (rows
 -- g and g + 20000 share a key).
 CREATE TABLE vkbig AS SELECT g AS id, ARRAY[g % 20000, (g % 20000) / 7] AS a,
-  int4range(g % 20000, g % 20000 + 3) AS r FROM generate_series(1, 40000) g;
+  int4range(g % 20000, g % 20000 + 3) AS r,
+  jsonb_build_object('g', g % 20000, 's', 'v' || (g % 20000) % 7) AS j FROM generate_series(1, 40000) g;
 ANALYZE vkbig;
 SET work_mem = '64kB';
 SET vexec.mode = force;
 SELECT vecagg_spilled($$SELECT a, count(*) FROM vkbig GROUP BY a$$);
 SELECT vecagg_spilled($$SELECT r, count(*) FROM vkbig GROUP BY r$$);
+SELECT vecagg_spilled($$SELECT j, count(*) FROM vkbig GROUP BY j$$);
 RESET vexec.mode;
 SELECT agg_same($$SELECT count(*), sum(c), min(c), max(c) FROM (SELECT a, count(*) AS c FROM vkbig GROUP BY a) s$$);
 SELECT agg_same($$SELECT count(*), sum(c), min(c), max(c) FROM (SELECT r, count(*) AS c FROM vkbig GROUP BY r) s$$);
+SELECT agg_same($$SELECT count(*), sum(c), min(c), max(c) FROM (SELECT j, count(*) AS c FROM vkbig GROUP BY j) s$$);
 
 -- Hash joins on array and range keys, in memory and partitioned.
 SELECT join_spilled($$SELECT a.id, b.id FROM vkbig a JOIN vkbig b ON a.a = b.a$$);
 SELECT join_same($$SELECT a.id, b.id FROM vkbig a JOIN vkbig b ON a.a = b.a$$);
 SELECT join_same($$SELECT a.id, b.id FROM vkbig a JOIN vkbig b ON a.r = b.r AND a.id <> b.id$$);
+SELECT join_spilled($$SELECT a.id, b.id FROM vkbig a JOIN vkbig b ON a.j = b.j$$);
+SELECT join_same($$SELECT a.id, b.id FROM vkbig a JOIN vkbig b ON a.j = b.j$$);
 RESET work_mem;
 SELECT join_same($$SELECT a.id, b.id FROM vk a JOIN vk b ON a.na = b.na AND a.nr = b.nr WHERE a.id < 300$$);
 SELECT join_same($$SELECT a.id, b.id FROM vk a LEFT JOIN vk b ON a.ia = b.ia AND a.fa = b.fa WHERE a.id < 300$$);
@@ -117,6 +159,6 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM vk a JOIN vk b ON a.nr = b.nr;
 RESET vexec.mode;
 RESET enable_nestloop;
 RESET enable_mergejoin;
-DROP TABLE vk, vkbig, vkv;
+DROP TABLE vk, vkbig, vkv, vkj;
 DROP TYPE vk_mood, float8range;
 DROP COLLATION vk_ci;

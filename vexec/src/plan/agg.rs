@@ -611,9 +611,10 @@ unsafe fn by_value_image_equality(typid: pg_sys::Oid, collid: pg_sys::Oid) -> bo
 }
 
 /// How keys of `typid` under `collid` are encoded for the group table, when
-/// it is an array or range type whose equality is array_eq or range_eq over
-/// elements (bounds) of a key kind compared natively (None for other
-/// types), or why it cannot be.
+/// it is an array, range or multirange type whose equality is array_eq,
+/// range_eq or multirange_eq over elements (bounds) of a key kind compared
+/// natively, or jsonb with jsonb_eq (None for other types), or why it
+/// cannot be.
 pub(crate) unsafe fn encoding_of(
     typid: pg_sys::Oid,
     collid: pg_sys::Oid,
@@ -630,11 +631,15 @@ pub(crate) unsafe fn encoding_of(
         // An element or bound of type `t` compared under `coll`.
         let elem_type = |t: pg_sys::Oid, coll: pg_sys::Oid, what: &str| -> Result<ElemType, String> {
             let kind = key_kind(t, coll).map_err(|_| format!("{what} of type {}", type_name(typid)))?;
-            if kind.host_keyed() {
+            if kind.is_collated() {
                 return Err(format!(
                     "{what} of type {} under a nondeterministic collation",
                     type_name(typid)
                 ));
+            }
+            if kind.host_keyed() {
+                // An encoded element (jsonb, arrays of arrays' types...).
+                return Err(format!("{what} of type {}", type_name(typid)));
             }
             let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
             pg_sys::get_typlenbyvalalign(t, &mut len, &mut byval, &mut align);
@@ -653,11 +658,24 @@ pub(crate) unsafe fn encoding_of(
             }
             return elem_type(elem, collid, "group key elements").map(|e| Some(Encoding::Array(e)));
         }
-        if pg_sys::get_typtype(typid) as u8 == pg_sys::TYPTYPE_RANGE {
-            if eq_func(typid) != pg_sys::Oid::from(pg_sys::F_RANGE_EQ) {
+        if typid == pg_sys::JSONBOID {
+            // jsonb_eq: by structure, numbers by value, strings by bytes.
+            return Ok((eq_func(typid) == pg_sys::Oid::from(pg_sys::F_JSONB_EQ)).then_some(Encoding::Jsonb));
+        }
+        let typtype = pg_sys::get_typtype(typid) as u8;
+        if typtype == pg_sys::TYPTYPE_RANGE || typtype == pg_sys::TYPTYPE_MULTIRANGE {
+            let multi = typtype == pg_sys::TYPTYPE_MULTIRANGE;
+            let eq = if multi { pg_sys::F_MULTIRANGE_EQ } else { pg_sys::F_RANGE_EQ };
+            if eq_func(typid) != pg_sys::Oid::from(eq) {
                 return Ok(None);
             }
-            let tc = pg_sys::lookup_type_cache(typid, pg_sys::TYPECACHE_RANGE_INFO as i32);
+            // A multirange's ranges compare as its range type's values.
+            let tc = if multi {
+                (*pg_sys::lookup_type_cache(typid, pg_sys::TYPECACHE_MULTIRANGE_INFO as i32)).rngtype
+            } else {
+                pg_sys::lookup_type_cache(typid, pg_sys::TYPECACHE_RANGE_INFO as i32)
+            };
+            let tc = pg_sys::lookup_type_cache((*tc).type_id, pg_sys::TYPECACHE_RANGE_INFO as i32);
             let sub = (*(*tc).rngelemtype).type_id;
             // range_eq compares bounds with the range's btree operator class:
             // only the subtype's default one has the equality encoded here.
@@ -670,7 +688,8 @@ pub(crate) unsafe fn encoding_of(
                     type_name(typid)
                 ));
             }
-            return elem_type(sub, (*tc).rng_collation, "group key bounds").map(|e| Some(Encoding::Range(e)));
+            let e = elem_type(sub, (*tc).rng_collation, "group key bounds")?;
+            return Ok(Some(if multi { Encoding::Multirange(e) } else { Encoding::Range(e) }));
         }
         Ok(None)
     }

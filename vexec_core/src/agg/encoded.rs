@@ -57,6 +57,8 @@ impl ElemType {
 pub enum Encoding {
     Array(ElemType),
     Range(ElemType),
+    Multirange(ElemType),
+    Jsonb,
 }
 
 /// Why a value could not be read (a corrupt value: an ERROR for the host).
@@ -215,9 +217,27 @@ pub fn encode_array(payload: &[u8], e: ElemType, out: &mut Vec<u8>) -> Result<()
 pub fn encode_range(payload: &[u8], e: ElemType, out: &mut Vec<u8>) -> Result<(), Malformed> {
     let v = Value { payload };
     let flags = *payload.last().ok_or(Malformed("an empty range value"))?;
+    // Bounds follow the range type's OID; the flags byte ends the value.
+    let end = encode_range_bounds(&v, 8, flags, e, out)?;
+    if end > payload.len() + 3 {
+        return Err(Malformed("range bounds past the value"));
+    }
+    Ok(())
+}
+
+/// Append the canonical encoding of a range with flags `flags` whose bounds
+/// (those it has) start at struct offset `off` of `v`; returns the offset
+/// after them. Shared by ranges and the ranges of a multirange.
+fn encode_range_bounds(
+    v: &Value<'_>,
+    mut off: usize,
+    flags: u8,
+    e: ElemType,
+    out: &mut Vec<u8>,
+) -> Result<usize, Malformed> {
     if flags & RANGE_EMPTY != 0 {
         out.push(RANGE_EMPTY);
-        return Ok(());
+        return Ok(off);
     }
     let mut kept = flags & (RANGE_LB_INC | RANGE_UB_INC | RANGE_LB_INF | RANGE_UB_INF);
     // An infinite bound is never inclusive (range_cmp_bounds ignores it).
@@ -228,9 +248,8 @@ pub fn encode_range(payload: &[u8], e: ElemType, out: &mut Vec<u8>) -> Result<()
         kept &= !RANGE_UB_INC;
     }
     out.push(kept);
-    // Bounds follow the range type's OID, aligned as att_align_pointer
-    // aligns them (a varlena bound with a 1-byte header is not aligned).
-    let mut off = 8;
+    // Bounds aligned as att_align_pointer aligns them (a varlena bound with
+    // a 1-byte header is not aligned).
     for (inf, null) in [(RANGE_LB_INF, RANGE_LB_NULL), (RANGE_UB_INF, RANGE_UB_NULL)] {
         if flags & (inf | null) != 0 {
             continue;
@@ -239,13 +258,196 @@ pub fn encode_range(payload: &[u8], e: ElemType, out: &mut Vec<u8>) -> Result<()
         if !short_header {
             off = align_to(off, e.align);
         }
-        off = encode_elem(&v, off, e, out)?;
+        off = encode_elem(v, off, e, out)?;
     }
-    // The flags byte ends the value, after the bounds.
-    if off > payload.len() + 3 {
-        return Err(Malformed("range bounds past the value"));
+    Ok(off)
+}
+
+/// Append the canonical encoding of the multirange whose payload is
+/// `payload` (multirange_eq: the same number of ranges, each equal as
+/// range_eq has it). After the header (type OID, range count) come an item
+/// per range but the first (the length of the previous range's bounds, or
+/// every fourth their offset), a flags byte per range, then, aligned to the
+/// subtype, each range's bounds as a range stores them.
+pub fn encode_multirange(payload: &[u8], e: ElemType, out: &mut Vec<u8>) -> Result<(), Malformed> {
+    const ITEM_OFF_BIT: u32 = 0x8000_0000;
+    let v = Value { payload };
+    let count = v.i32_at(8)? as u32 as usize;
+    out.extend_from_slice(&(count as u32).to_le_bytes());
+    if count == 0 {
+        return Ok(());
+    }
+    if count > payload.len() {
+        return Err(Malformed("more ranges than bytes"));
+    }
+    let items_at = 12;
+    let flags_at = items_at + 4 * (count - 1);
+    let bounds_at = align_to(flags_at + count, e.align);
+    let flags = v.at(flags_at)?.get(..count).ok_or(Malformed("truncated multirange flags"))?;
+    let mut offset = 0usize;
+    for (i, &f) in flags.iter().enumerate() {
+        if i > 0 {
+            let item = v.i32_at(items_at + 4 * (i - 1))? as u32;
+            let x = (item & !ITEM_OFF_BIT) as usize;
+            offset = if item & ITEM_OFF_BIT != 0 { x } else { offset + x };
+        }
+        if f & RANGE_EMPTY != 0 {
+            return Err(Malformed("an empty range inside a multirange"));
+        }
+        let end = encode_range_bounds(&v, bounds_at + offset, f, e, out)?;
+        if end > payload.len() + 4 {
+            return Err(Malformed("multirange bounds past the value"));
+        }
     }
     Ok(())
+}
+
+// JsonbContainer header and JEntry bits (jsonb.h).
+const JB_CMASK: u32 = 0x0FFF_FFFF;
+const JB_FSCALAR: u32 = 0x1000_0000;
+const JB_FOBJECT: u32 = 0x2000_0000;
+const JB_FARRAY: u32 = 0x4000_0000;
+const JENTRY_OFFLENMASK: u32 = 0x0FFF_FFFF;
+const JENTRY_TYPEMASK: u32 = 0x7000_0000;
+const JENTRY_HAS_OFF: u32 = 0x8000_0000;
+const JENTRY_ISSTRING: u32 = 0x0000_0000;
+const JENTRY_ISNUMERIC: u32 = 0x1000_0000;
+const JENTRY_ISBOOL_FALSE: u32 = 0x2000_0000;
+const JENTRY_ISBOOL_TRUE: u32 = 0x3000_0000;
+const JENTRY_ISNULL: u32 = 0x4000_0000;
+const JENTRY_ISCONTAINER: u32 = 0x5000_0000;
+
+/// Append the canonical encoding of the jsonb whose payload is `payload`:
+/// equal exactly when jsonb_eq (compareJsonbContainers) finds the values
+/// equal. A container is its kind (object, array, or the one-element array
+/// of a raw scalar, which equals no real array) and size, then its children
+/// in storage order: an object's pairs key by key (keys are stored sorted and
+/// unique, so equal objects list equal pairs alike), an array's elements.
+/// Strings compare by their bytes (varstr_cmp under the database's default
+/// collation, which is deterministic, ties broken bytewise), numbers by
+/// value whatever their display scale (numeric_cmp), booleans and nulls by
+/// kind. Nesting is walked with an explicit stack: a value's depth is not
+/// bounded by ours.
+pub fn encode_jsonb(payload: &[u8], out: &mut Vec<u8>) -> Result<(), Malformed> {
+    let v = Value { payload };
+    // A container's children are written in order; a nested container is
+    // written in full where it occurs, so walk depth first: each stack entry
+    // is a container being written, with the next child to write.
+    struct Open {
+        base: usize,
+        children_at: usize,
+        nchildren: usize,
+        npairs: Option<usize>,
+        next: usize,
+        offsets: Vec<(usize, usize)>,
+    }
+    let mut stack: Vec<Open> = Vec::new();
+    let open = |at: usize, out: &mut Vec<u8>| -> Result<Open, Malformed> {
+        let header = v.i32_at(at)? as u32;
+        let count = (header & JB_CMASK) as usize;
+        let (tag, nchildren, npairs) = if header & JB_FOBJECT != 0 {
+            (b'o', count.checked_mul(2).ok_or(Malformed("too many jsonb pairs"))?, Some(count))
+        } else if header & JB_FARRAY != 0 {
+            (if header & JB_FSCALAR != 0 { b's' } else { b'a' }, count, None)
+        } else {
+            return Err(Malformed("a jsonb container that is neither an object nor an array"));
+        };
+        out.push(tag);
+        out.extend_from_slice(&(count as u32).to_le_bytes());
+        let children_at = at + 4;
+        let base = children_at
+            .checked_add(nchildren.checked_mul(4).ok_or(Malformed("too many jsonb children"))?)
+            .ok_or(Malformed("too many jsonb children"))?;
+        if base > payload.len() + 4 {
+            return Err(Malformed("jsonb children past the value"));
+        }
+        // Each child's [start, end) from its JEntry (an end offset, or a
+        // length after the previous end).
+        let mut offsets = Vec::with_capacity(nchildren);
+        let mut end = 0usize;
+        for i in 0..nchildren {
+            let je = v.i32_at(children_at + 4 * i)? as u32;
+            let x = (je & JENTRY_OFFLENMASK) as usize;
+            let start = end;
+            end = if je & JENTRY_HAS_OFF != 0 { x } else { end + x };
+            if end < start {
+                return Err(Malformed("jsonb offsets out of order"));
+            }
+            offsets.push((start, end));
+        }
+        Ok(Open { base, children_at, nchildren, npairs, next: 0, offsets })
+    };
+    stack.push(open(4, out)?);
+    while let Some(top) = stack.last_mut() {
+        if top.next == top.nchildren {
+            stack.pop();
+            continue;
+        }
+        // Objects: key i, then value i (children i and npairs + i).
+        let index = match top.npairs {
+            Some(n) => {
+                let (pair, is_value) = (top.next / 2, top.next % 2 == 1);
+                if is_value {
+                    n + pair
+                } else {
+                    pair
+                }
+            }
+            None => top.next,
+        };
+        top.next += 1;
+        let je = v.i32_at(top.children_at + 4 * index)? as u32;
+        let (start, end) = top.offsets[index];
+        let at = top.base + start;
+        match je & JENTRY_TYPEMASK {
+            JENTRY_ISNULL => out.push(b'z'),
+            JENTRY_ISBOOL_FALSE => out.push(b'f'),
+            JENTRY_ISBOOL_TRUE => out.push(b't'),
+            JENTRY_ISSTRING => {
+                let s = v.at(at)?.get(..end - start).ok_or(Malformed("a jsonb string past the value"))?;
+                out.push(b'"');
+                out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+                out.extend_from_slice(s);
+            }
+            JENTRY_ISNUMERIC => {
+                // A numeric varlena, int-aligned, inside the value.
+                let at = align_to(at, 4);
+                let len =
+                    (top.base + end).checked_sub(at).ok_or(Malformed("a jsonb number past its entry"))?;
+                let whole = v.at(at)?.get(..len).ok_or(Malformed("a jsonb number past the value"))?;
+                let num =
+                    varlena_payload(whole).ok_or(Malformed("a jsonb number that is not a plain numeric"))?;
+                let (head, digits) =
+                    crate::numeric::key_view(num).ok_or(Malformed("an invalid numeric in a jsonb"))?;
+                out.push(b'n');
+                out.extend_from_slice(&head.to_le_bytes());
+                out.extend_from_slice(&(digits.len() as u32).to_le_bytes());
+                out.extend_from_slice(digits);
+            }
+            JENTRY_ISCONTAINER => {
+                let child = open(align_to(at, 4), out)?;
+                stack.push(child);
+            }
+            _ => return Err(Malformed("an unknown jsonb entry type")),
+        }
+    }
+    Ok(())
+}
+
+/// The payload of a plain varlena (1- or 4-byte header) that fills `whole`.
+fn varlena_payload(whole: &[u8]) -> Option<&[u8]> {
+    let first = *whole.first()?;
+    if first & 0x01 == 0x01 {
+        let total = ((first >> 1) & 0x7f) as usize;
+        (first != 0x01 && total >= 1 && total <= whole.len()).then(|| &whole[1..total])
+    } else {
+        if first & 0x03 != 0 {
+            return None; // compressed
+        }
+        let word = u32::from_le_bytes(whole.get(..4)?.try_into().ok()?);
+        let total = ((word >> 2) & 0x3fff_ffff) as usize;
+        (total >= 4 && total <= whole.len()).then(|| &whole[4..total])
+    }
 }
 
 /// Builds columns of encoded keys, reusing its memory from batch to batch.
@@ -281,6 +483,8 @@ impl EncodedKeyColumn {
                 result = match encoding {
                     Encoding::Array(e) => encode_array(payload, e, out),
                     Encoding::Range(e) => encode_range(payload, e, out),
+                    Encoding::Multirange(e) => encode_multirange(payload, e, out),
+                    Encoding::Jsonb => encode_jsonb(payload, out),
                 };
             });
             result.clone()?;
@@ -443,6 +647,259 @@ mod tests {
         };
         assert_eq!(n(1, 1), n(1, 2));
         assert_ne!(n(1, 1), n(2, 1));
+    }
+
+    /// A multirange payload as write_multirange_data builds it, from the
+    /// ranges' flags and stored bounds.
+    fn multirange(ranges: &[(u8, Vec<Vec<u8>>)], align: usize) -> Vec<u8> {
+        let n = ranges.len();
+        let mut s = vec![0u8; 4];
+        s.extend_from_slice(&4451u32.to_le_bytes());
+        s.extend_from_slice(&(n as u32).to_le_bytes());
+        let items_at = s.len();
+        s.resize(items_at + 4 * n.saturating_sub(1), 0);
+        for (f, _) in ranges {
+            s.push(*f);
+        }
+        s.resize(align_to(s.len(), align), 0);
+        let begin = s.len();
+        let mut prev = 0usize;
+        for (i, (_, bounds)) in ranges.iter().enumerate() {
+            if i > 0 {
+                let at = s.len() - begin;
+                let item = if i % 4 != 0 { (at - prev) as u32 } else { at as u32 | 0x8000_0000 };
+                s[items_at + 4 * (i - 1)..items_at + 4 * i].copy_from_slice(&item.to_le_bytes());
+                prev = at;
+            }
+            for b in bounds {
+                if b[0] & 1 == 0 {
+                    s.resize(begin + align_to(s.len() - begin, align), 0);
+                }
+                s.extend_from_slice(b);
+            }
+            s.resize(begin + align_to(s.len() - begin, align), 0);
+        }
+        s.split_off(4)
+    }
+
+    #[test]
+    fn multiranges_equal_as_multirange_eq_says() {
+        let m = |rs: &[(u8, &[i32])]| {
+            let rs: Vec<(u8, Vec<Vec<u8>>)> =
+                rs.iter().map(|(f, b)| (*f, b.iter().map(|x| x.to_le_bytes().to_vec()).collect())).collect();
+            enc(&multirange(&rs, 4), encode_multirange, INT4)
+        };
+        let inc = RANGE_LB_INC;
+        let a = m(&[(inc, &[1, 3]), (inc, &[5, 7])]);
+        assert_eq!(a, m(&[(inc, &[1, 3]), (inc, &[5, 7])]));
+        assert_ne!(a, m(&[(inc, &[1, 3])]));
+        assert_ne!(a, m(&[(inc, &[1, 3]), (inc, &[5, 8])]));
+        assert_ne!(a, m(&[(inc, &[1, 3]), (inc | RANGE_UB_INC, &[5, 7])]));
+        // Empty multirange; infinite bounds never inclusive.
+        assert_eq!(m(&[]), m(&[]));
+        assert_ne!(m(&[]), m(&[(RANGE_LB_INF | RANGE_UB_INF, &[])]));
+        assert_eq!(m(&[(RANGE_LB_INF, &[5])]), m(&[(RANGE_LB_INF | RANGE_LB_INC, &[5])]));
+        // Nine ranges: items hold offsets at every fourth range.
+        let many: Vec<(u8, Vec<i32>)> = (0..9).map(|i| (inc, vec![10 * i, 10 * i + 5])).collect();
+        let many: Vec<(u8, &[i32])> = many.iter().map(|(f, b)| (*f, b.as_slice())).collect();
+        let mut other = many.clone();
+        let last = [80, 86];
+        other[8] = (inc, &last);
+        assert_eq!(m(&many), m(&many));
+        assert_ne!(m(&many), m(&other));
+        // numeric bounds with short headers, by value: {[1.0,2)} = {[1.00,2)}.
+        let n = |d: u16, sc: u16| {
+            let b = vec![varlena::make_1b(&numeric(d, sc)), varlena::make_1b(&numeric(2, 0))];
+            enc(&multirange(&[(inc, b.clone()), (inc, b)], 4), encode_multirange, NUMERIC)
+        };
+        assert_eq!(n(1, 1), n(1, 2));
+        assert_ne!(n(1, 1), n(3, 1));
+        // Truncated or inconsistent values are errors, never read past.
+        let whole = multirange(&[(inc, vec![int4(1).unwrap(), int4(2).unwrap()])], 4);
+        assert!(encode_multirange(&whole[..whole.len() - 2], INT4, &mut vec![]).is_err());
+        let mut lying = whole.clone();
+        lying[4..8].copy_from_slice(&1000u32.to_le_bytes());
+        assert!(encode_multirange(&lying, INT4, &mut vec![]).is_err());
+    }
+
+    /// A jsonb value, built into bytes as convertJsonbValue lays them out.
+    enum J {
+        Null,
+        Bool(bool),
+        Str(&'static str),
+        Num(u16, u16),
+        Arr(Vec<J>),
+        Obj(Vec<(&'static str, J)>),
+    }
+
+    /// The jsonb payload (after the varlena header) of `j`; a scalar is
+    /// stored as the raw-scalar array, as jsonb_in stores it.
+    fn jsonb(j: &J) -> Vec<u8> {
+        const ISSTRING: u32 = 0;
+        const ISNUMERIC: u32 = 0x1000_0000;
+        const ISFALSE: u32 = 0x2000_0000;
+        const ISTRUE: u32 = 0x3000_0000;
+        const ISNULL: u32 = 0x4000_0000;
+        const ISCONTAINER: u32 = 0x5000_0000;
+        fn pad(buf: &mut Vec<u8>) -> usize {
+            let before = buf.len();
+            buf.resize(align_to(before, 4), 0);
+            buf.len() - before
+        }
+        // Writes the value's data; returns its JEntry (type | length).
+        fn value(buf: &mut Vec<u8>, j: &J) -> u32 {
+            match j {
+                J::Null => ISNULL,
+                J::Bool(false) => ISFALSE,
+                J::Bool(true) => ISTRUE,
+                J::Str(s) => {
+                    buf.extend_from_slice(s.as_bytes());
+                    ISSTRING | s.len() as u32
+                }
+                J::Num(d, sc) => {
+                    let padlen = pad(buf);
+                    let v = varlena::make_4b(&numeric(*d, *sc));
+                    buf.extend_from_slice(&v);
+                    ISNUMERIC | (padlen + v.len()) as u32
+                }
+                J::Arr(_) | J::Obj(_) => {
+                    let padlen = pad(buf);
+                    let len = container(buf, j, false);
+                    ISCONTAINER | (padlen + len) as u32
+                }
+            }
+        }
+        // Writes a container; returns its length.
+        fn container(buf: &mut Vec<u8>, j: &J, raw_scalar: bool) -> usize {
+            let start = buf.len();
+            let children: Vec<&J>;
+            let keys: Vec<J>;
+            let header = match j {
+                J::Arr(elems) => {
+                    children = elems.iter().collect();
+                    elems.len() as u32 | JB_FARRAY | if raw_scalar { JB_FSCALAR } else { 0 }
+                }
+                J::Obj(pairs) => {
+                    // Keys sorted by length, then bytes (lengthCompareJsonbString).
+                    let mut pairs: Vec<&(&str, J)> = pairs.iter().collect();
+                    pairs.sort_by(|a, b| (a.0.len(), a.0).cmp(&(b.0.len(), b.0)));
+                    keys = pairs.iter().map(|p| J::Str(p.0)).collect();
+                    children = keys.iter().chain(pairs.iter().map(|p| &p.1)).collect();
+                    pairs.len() as u32 | JB_FOBJECT
+                }
+                _ => unreachable!(),
+            };
+            buf.extend_from_slice(&header.to_le_bytes());
+            let entries_at = buf.len();
+            buf.resize(entries_at + 4 * children.len(), 0);
+            let mut total = 0u32;
+            for (i, c) in children.iter().enumerate() {
+                let mut meta = value(buf, c);
+                total += meta & JENTRY_OFFLENMASK;
+                if i % 32 == 0 {
+                    meta = (meta & JENTRY_TYPEMASK) | total | JENTRY_HAS_OFF;
+                }
+                buf[entries_at + 4 * i..entries_at + 4 * i + 4].copy_from_slice(&meta.to_le_bytes());
+            }
+            buf.len() - start
+        }
+        let mut buf = vec![0u8; 4]; // the varlena header, dropped below
+        match j {
+            J::Arr(_) | J::Obj(_) => container(&mut buf, j, false),
+            scalar => {
+                let wrapped = J::Arr(vec![match scalar {
+                    J::Null => J::Null,
+                    J::Bool(b) => J::Bool(*b),
+                    J::Str(s) => J::Str(s),
+                    J::Num(d, sc) => J::Num(*d, *sc),
+                    _ => unreachable!(),
+                }]);
+                container(&mut buf, &wrapped, true)
+            }
+        };
+        buf.split_off(4)
+    }
+
+    fn jenc(j: &J) -> Vec<u8> {
+        let mut out = vec![];
+        encode_jsonb(&jsonb(j), &mut out).expect("a valid jsonb");
+        out
+    }
+
+    #[test]
+    fn jsonb_equal_as_jsonb_eq_says() {
+        use J::*;
+        let obj = |a: u16| Obj(vec![("b", Num(a, 1)), ("a", Arr(vec![Str("x"), Null, Bool(true)]))]);
+        // Objects by their pairs, whatever order they were written in.
+        assert_eq!(jenc(&obj(1)), jenc(&obj(1)));
+        assert_eq!(
+            jenc(&Obj(vec![("a", Num(1, 0)), ("bb", Null)])),
+            jenc(&Obj(vec![("bb", Null), ("a", Num(1, 0))]))
+        );
+        assert_ne!(jenc(&obj(1)), jenc(&obj(2)));
+        assert_ne!(jenc(&Obj(vec![("a", Null)])), jenc(&Obj(vec![("b", Null)])));
+        // Numbers by value: 1.0 = 1.00, inside containers too.
+        assert_eq!(jenc(&Num(1, 1)), jenc(&Num(1, 2)));
+        assert_eq!(jenc(&obj(1)), {
+            let o = Obj(vec![("b", Num(1, 3)), ("a", Arr(vec![Str("x"), Null, Bool(true)]))]);
+            jenc(&o)
+        });
+        // A raw scalar is not a one-element array; [] is not {}; null is
+        // not false; no concatenation ambiguity between strings.
+        assert_ne!(jenc(&Num(1, 0)), jenc(&Arr(vec![Num(1, 0)])));
+        assert_ne!(jenc(&Arr(vec![])), jenc(&Obj(vec![])));
+        assert_ne!(jenc(&Null), jenc(&Bool(false)));
+        assert_ne!(jenc(&Arr(vec![Str("ab"), Str("c")])), jenc(&Arr(vec![Str("a"), Str("bc")])));
+        assert_ne!(jenc(&Arr(vec![Arr(vec![]), Null])), jenc(&Arr(vec![Arr(vec![Null])])));
+        // 70 children: entries past the 32nd hold end offsets.
+        let long = |last: &'static str| {
+            Arr((0..70).map(|i| if i == 69 { Str(last) } else { Num(i as u16, 0) }).collect())
+        };
+        assert_eq!(jenc(&long("z")), jenc(&long("z")));
+        assert_ne!(jenc(&long("z")), jenc(&long("y")));
+        // 40 pairs: keys and values cross the stride (values are children 40..80).
+        let wide = |last: u16| {
+            Obj((0..40)
+                .map(|i| {
+                    let key: &'static str = Box::leak(format!("k{i:02}").into_boxed_str());
+                    (key, Num(if i == 39 { last } else { 1 }, 0))
+                })
+                .collect())
+        };
+        assert_eq!(jenc(&wide(1)), jenc(&wide(1)));
+        assert_ne!(jenc(&wide(1)), jenc(&wide(2)));
+        // Deep nesting is walked without recursion: 100,000 levels encode on
+        // a 64 kB stack (the test's own builder recurses, on a large one).
+        let bytes = std::thread::Builder::new()
+            .stack_size(1 << 30)
+            .spawn(|| {
+                let mut deep = Null;
+                for _ in 0..100_000 {
+                    deep = Arr(vec![deep]);
+                }
+                jsonb(&deep)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        let encoded = std::thread::Builder::new()
+            .stack_size(64 << 10)
+            .spawn(move || {
+                let mut out = vec![];
+                encode_jsonb(&bytes, &mut out).map(|_| out.len())
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(encoded, Ok(100_000 * 5 + 1));
+        // Truncated and inconsistent values are errors, never read past.
+        let whole = jsonb(&obj(1));
+        for cut in [1, 5, 9, whole.len() / 2] {
+            assert!(encode_jsonb(&whole[..whole.len() - cut], &mut vec![]).is_err(), "cut {cut}");
+        }
+        let mut lying = whole.clone();
+        lying[0..4].copy_from_slice(&(0x2000_0000u32 | 0x0FFF_FFFF).to_le_bytes());
+        assert!(encode_jsonb(&lying, &mut vec![]).is_err());
     }
 
     #[test]
