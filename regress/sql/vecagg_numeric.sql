@@ -109,3 +109,27 @@ RESET work_mem;
 -- Errors inside a transition are unchanged: a numeric sum over a division
 -- by zero raises it, whichever kernels run around it.
 SELECT agg_same($$SELECT sum(price / (k + 3 - 3)) FROM vli$$);
+
+-- numeric to integers (rounded half away from zero: 2.5 -> 3, -2.5 -> -3)
+-- and numeric(p, s) coercions (rounded to s digits, widened exactly, "numeric
+-- field overflow" past p digits) as scaled-integer kernels, in quals, group
+-- keys and aggregate arguments; their errors at PostgreSQL's row.
+CREATE TABLE vnc (id int, h numeric(6,1), q numeric(12,3));
+INSERT INTO vnc SELECT g,
+  CASE WHEN g % 13 = 0 THEN NULL ELSE (g % 41 - 20) / 2.0 END,
+  CASE WHEN g % 17 = 0 THEN NULL ELSE round((g % 2001 - 1000) * 0.007, 3) END
+FROM generate_series(1, 5000) g;
+ANALYZE vnc;
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT sum(h::int), sum(q::numeric(8,1)), count(*) FROM vnc
+  WHERE q::numeric(5,1) > 1.5 AND h::int2 < 4;
+RESET vexec.mode;
+SELECT agg_same($$SELECT sum(h::int), sum(h::int8), sum(h::int2), sum(q::numeric(8,1)), sum(q::numeric(10,5)),
+  avg(h::numeric(4,0)), sum((q * h)::numeric(9,2)) FROM vnc$$);
+SELECT agg_same($$SELECT h::int AS k, count(*), sum(q::numeric(6,2)), min(id) FROM vnc GROUP BY 1$$);
+SELECT agg_same($$SELECT count(*), sum(id) FROM vnc WHERE q::numeric(5,1) > 1.5 AND h::int2 < 4$$);
+SELECT agg_same($$SELECT count(*) FROM vnc WHERE q::numeric(4,2) = 3.5 OR h::int8 = -10$$);
+SELECT agg_same($$SELECT sum((q * 100)::numeric(3,1)) FROM vnc$$);
+SELECT agg_same($$SELECT sum((h * 10000)::int2) FROM vnc$$);
+SELECT agg_same($$SELECT count(*) FROM vnc WHERE (h * 1000000000)::int4 > 0$$);
+DROP TABLE vnc;

@@ -210,6 +210,33 @@ SELECT same($$SELECT id, extra, note FROM mv WHERE extra = 42 AND note = 'old' A
 SELECT same($$SELECT id, extra FROM mv WHERE extra <> 42 OR note <> 'old'$$);
 SELECT same($$SELECT count(*) FROM mv$$);
 
+-- Columns behind variable-length ones, walked attribute by attribute over a
+-- page's tuples: values with 1-byte and 4-byte headers (the latter aligned:
+-- t2 and t3 follow values of odd length), compressed inline and TOASTed
+-- values before int8, int2, float8, date and bool columns, a dropped column,
+-- NULLs in some rows (one tuple at a time), the columns read in the quals
+-- (every row) or only for rows that pass.
+CREATE TABLE vw (a int, t1 text, t2 varchar, b int8, c int2, gone int, d float8, s bool, t3 text, e date, f bool);
+ALTER TABLE vw ALTER COLUMN t1 SET STORAGE EXTENDED;
+INSERT INTO vw SELECT g,
+  CASE g % 5 WHEN 0 THEN 'x' WHEN 1 THEN repeat('y', 201) WHEN 2 THEN repeat('z', 5001)
+             WHEN 3 THEN (SELECT string_agg(md5((g * 1000 + i)::text), '') FROM generate_series(1, 80) i) ELSE '' END,
+  repeat('v', g % 131), g::int8 * 1000003, (g % 30000)::int2, g, g / 7.0, g % 2 = 0,
+  CASE WHEN g % 2 = 0 THEN repeat('w', 300) ELSE 'w' END,
+  date '2020-01-01' + g % 400, g % 3 = 0
+FROM generate_series(1, 4000) g;
+ALTER TABLE vw DROP COLUMN gone;
+INSERT INTO vw SELECT g, 'after drop', 'v', g, 1, 0.5, true, NULL, date '2021-01-01', NULL FROM generate_series(4001, 4100) g;
+UPDATE vw SET t2 = NULL WHERE a % 97 = 0;
+SELECT same($$SELECT sum(b), sum(c), sum(d), count(e), max(e), count(*) FILTER (WHERE f) FROM vw$$);
+SELECT same($$SELECT a, b, c, d, e, f, length(t3) FROM vw WHERE e > date '2020-06-01' AND c > 100$$);
+SELECT same($$SELECT a, length(t1), t2, d FROM vw WHERE b % 7 = 0$$);
+SELECT same($$SELECT count(*) FROM vw WHERE f AND e < date '2020-03-01' AND d > 10$$);
+SELECT same($$SELECT md5(t3), e FROM vw WHERE s AND c > 50$$);
+SET vexec.debug_batch_size = 7;
+SELECT same($$SELECT sum(b), sum(c), sum(d), max(e) FROM vw WHERE a % 3 <> 1$$);
+RESET vexec.debug_batch_size;
+
 -- Volatile functions: called as often as, and in the order that, off calls them.
 CREATE TABLE calls (n serial, v int);
 CREATE FUNCTION note(x int) RETURNS int VOLATILE LANGUAGE plpgsql AS $$

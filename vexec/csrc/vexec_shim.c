@@ -135,24 +135,65 @@ typedef struct VxColumnSet
 	int			ncols;
 	VxColumn   *cols;
 	int			max_attnum;
+	int		   *load;			/* VX_LOAD_* per column */
 	/*
 	 * Whether every column is at a fixed offset in a tuple without NULLs (the
 	 * leading fixed-width attributes, or the variable-length one right after
-	 * them); then fast_kind/fast_off say how to load each one.
+	 * them); then fast_off holds each one's offset.
 	 */
 	bool		fast;
-	int		   *fast_kind;		/* VX_FAST_* per column */
 	uint32	   *fast_off;		/* offset from the tuple's data */
+	/*
+	 * Whether tuples without NULLs can be walked attribute by attribute up
+	 * to the last column (every attribute before it has a length: no
+	 * cstrings) and every column has a load kind. A fast set is walkable.
+	 */
+	bool		walkable;
 } VxColumnSet;
 
-/* How a column of a fast column set is loaded */
-#define VX_FAST_U8		0		/* bool */
-#define VX_FAST_CHAR	1		/* "char", widened to int16 */
-#define VX_FAST_I16		2
-#define VX_FAST_W4		3
-#define VX_FAST_W8		4		/* 8-byte by-value, stored as a Datum */
-#define VX_FAST_REF		5		/* fixed-length by-reference: a pointer */
-#define VX_FAST_VARLENA 6		/* the first variable-length attribute */
+/* How a column's value is loaded from its address in a tuple */
+#define VX_LOAD_NONE	-1		/* none of the kinds below: the general path */
+#define VX_LOAD_U8		0		/* bool */
+#define VX_LOAD_CHAR	1		/* "char", widened to int16 */
+#define VX_LOAD_I16		2
+#define VX_LOAD_W4		3
+#define VX_LOAD_W8		4		/* 8-byte by-value, stored as a Datum */
+#define VX_LOAD_REF		5		/* by reference (fixed-length or varlena): a pointer */
+
+/*
+ * Store k values of column `col`, loaded as `load_kind` from ADDR(i), into
+ * rows ROW(i) of the batch: one loop per kind. ROW and ADDR are macros of i.
+ */
+#define VX_STORE_RUN(col, load_kind, k, ROW, ADDR) \
+	do { \
+		switch (load_kind) \
+		{ \
+			case VX_LOAD_U8: \
+				for (int i = 0; i < (k); i++) \
+					((uint8 *) (col)->values)[ROW(i)] = *(const uint8 *) (ADDR(i)) != 0; \
+				break; \
+			case VX_LOAD_CHAR: \
+				for (int i = 0; i < (k); i++) \
+					((int16 *) (col)->values)[ROW(i)] = (int16) *(const char *) (ADDR(i)); \
+				break; \
+			case VX_LOAD_I16: \
+				for (int i = 0; i < (k); i++) \
+					((int16 *) (col)->values)[ROW(i)] = *(const int16 *) (ADDR(i)); \
+				break; \
+			case VX_LOAD_W4: \
+				for (int i = 0; i < (k); i++) \
+					((int32 *) (col)->values)[ROW(i)] = *(const int32 *) (ADDR(i)); \
+				break; \
+			case VX_LOAD_W8: \
+				for (int i = 0; i < (k); i++) \
+					((Datum *) (col)->values)[ROW(i)] = *(const Datum *) (ADDR(i)); \
+				break; \
+			case VX_LOAD_REF: \
+				for (int i = 0; i < (k); i++) \
+					((Datum *) (col)->values)[ROW(i)] = PointerGetDatum(ADDR(i)); \
+				break; \
+		} \
+	} while (0)
 
 struct VxHeapReader
 {
@@ -179,10 +220,11 @@ struct VxHeapReader
 	/*
 	 * When the attribute after the fixed prefix is variable-length, it
 	 * starts right after the prefix (aligned unless its header is short):
-	 * 1-based attnum and the prefix's end, else 0.
+	 * its 1-based attnum, else 0. fixed_end: where the prefix ends.
 	 */
 	int			first_varlena;
 	uint32		fixed_end;
+	uint32	   *offs;			/* per-tuple offsets of a walk */
 	ItemPointerData *tids;		/* or NULL */
 	bool		keep_pins;		/* a column is by-reference */
 	int			max_pins;
@@ -217,41 +259,41 @@ vx_column_set(VxHeapReader *r, VxColumnSet *set, int ncols, const VxColumn *cols
 	set->cols = palloc(sizeof(VxColumn) * Max(ncols, 1));
 	memcpy(set->cols, cols, sizeof(VxColumn) * ncols);
 	set->max_attnum = ncols > 0 ? cols[ncols - 1].attnum : 0;
-	set->fast_kind = palloc(sizeof(int) * Max(ncols, 1));
+	set->load = palloc(sizeof(int) * Max(ncols, 1));
 	set->fast_off = palloc(sizeof(uint32) * Max(ncols, 1));
 	set->fast = ncols > 0;
+	set->walkable = ncols > 0;
 	for (int c = 0; c < ncols; c++)
 	{
 		int			a = cols[c].attnum - 1;
 		CompactAttribute *att = TupleDescCompactAttr(desc, a);
 
-		if (cols[c].attnum == r->first_varlena)
-		{
-			set->fast_kind[c] = VX_FAST_VARLENA;
-			set->fast_off[c] = r->fixed_end;
-			continue;
-		}
-		if (cols[c].attnum > r->nfixed)
-		{
-			set->fast = false;
-			break;
-		}
-		set->fast_off[c] = r->fixed_off[a];
-		if (!att->attbyval)
-			set->fast_kind[c] = VX_FAST_REF;
+		if (att->attlen == -1 || !att->attbyval)
+			set->load[c] = att->attlen == -2 ? VX_LOAD_NONE : VX_LOAD_REF;
 		else if (cols[c].kind == VX_KIND_U8)
-			set->fast_kind[c] = VX_FAST_U8;
+			set->load[c] = VX_LOAD_U8;
 		else if (cols[c].kind == VX_KIND_CHAR)
-			set->fast_kind[c] = VX_FAST_CHAR;
+			set->load[c] = VX_LOAD_CHAR;
 		else if (att->attlen == 2)
-			set->fast_kind[c] = VX_FAST_I16;
+			set->load[c] = VX_LOAD_I16;
 		else if (att->attlen == 4)
-			set->fast_kind[c] = VX_FAST_W4;
+			set->load[c] = VX_LOAD_W4;
 		else if (att->attlen == 8)
-			set->fast_kind[c] = VX_FAST_W8;
+			set->load[c] = VX_LOAD_W8;
 		else
-			set->fast = false;	/* a by-value width the kinds do not cover */
+			set->load[c] = VX_LOAD_NONE;	/* a by-value width the kinds do not cover */
+		if (set->load[c] == VX_LOAD_NONE)
+			set->fast = set->walkable = false;
+		if (cols[c].attnum == r->first_varlena)
+			set->fast_off[c] = r->fixed_end;
+		else if (cols[c].attnum <= r->nfixed)
+			set->fast_off[c] = r->fixed_off[a];
+		else
+			set->fast = false;
 	}
+	for (int a = 0; a < set->max_attnum; a++)
+		if (TupleDescCompactAttr(desc, a)->attlen == -2)
+			set->walkable = false;
 }
 
 VxHeapReader *
@@ -275,10 +317,7 @@ vx_heap_begin(TableScanDesc scan, int nearly, VxColumn *early, int nlate, VxColu
 			if (att->attlen <= 0)
 			{
 				if (att->attlen == -1)
-				{
 					r->first_varlena = a + 1;
-					r->fixed_end = off;
-				}
 				break;
 			}
 			off = att_nominal_alignby(off, att->attalignby);
@@ -286,12 +325,14 @@ vx_heap_begin(TableScanDesc scan, int nearly, VxColumn *early, int nlate, VxColu
 			off += att->attlen;
 			r->nfixed = a + 1;
 		}
+		r->fixed_end = off;
 	}
 	vx_column_set(r, &r->early, nearly, early);
 	vx_column_set(r, &r->late, nlate, late);
 	r->capacity = capacity;
 	r->tuples = palloc(sizeof(HeapTupleHeader) * capacity);
 	r->data = palloc(sizeof(char *) * capacity);
+	r->offs = palloc(sizeof(uint32) * capacity);
 	r->touch_tuples = nearly > 0 || nlate > 0;
 	if (nlate > 0)
 		keep_pins = true;
@@ -533,79 +574,123 @@ vx_deform(VxHeapReader *r, const VxColumnSet *set, HeapTupleHeader tup, int row)
 	}
 }
 
+/* Where value i of a run goes: row row0 + i, or dest[i] given a list. */
+#define ROW_SEQ(i) (row0 + (i))
+#define ROW_DEST(i) (dest[(i)])
+/* VX_STORE_RUN into the rows of `dest` if there is one, else from row0 on. */
+#define VX_STORE_ROWS(col, load_kind, k, ADDR) \
+	do { \
+		if (dest) \
+			VX_STORE_RUN(col, load_kind, k, ROW_DEST, ADDR); \
+		else \
+			VX_STORE_RUN(col, load_kind, k, ROW_SEQ, ADDR); \
+	} while (0)
+
 /*
  * Deform the columns of a fast set for `k` tuples without NULLs whose data
- * starts at data[0..k), into rows row0.. of the batch: one loop per column.
+ * starts at data[0..k), into rows ROW_SEQ(i) or ROW_DEST(i) of the batch:
+ * one loop per column.
  */
 static void
-vx_deform_fast(VxHeapReader *r, const VxColumnSet *set, char **data, int row0, int k)
+vx_deform_fast(VxHeapReader *r, const VxColumnSet *set, char **data, int row0, const uint16 *dest, int k)
 {
+#define ADDR_FIXED(i) (data[(i)] + off)
+#define ADDR_VARLENA(i) (data[(i)] + att_pointer_alignby(off, alignby, -1, data[(i)] + off))
 	for (int c = 0; c < set->ncols; c++)
 	{
 		const VxColumn *col = &set->cols[c];
 		uint32		off = set->fast_off[c];
+		uint8		alignby = TupleDescCompactAttr(r->tupdesc, col->attnum - 1)->attalignby;
 
-		switch (set->fast_kind[c])
-		{
-			case VX_FAST_U8:
-				{
-					uint8	   *dst = (uint8 *) col->values + row0;
-
-					for (int i = 0; i < k; i++)
-						dst[i] = *(const uint8 *) (data[i] + off) != 0;
-					break;
-				}
-			case VX_FAST_CHAR:
-				{
-					int16	   *dst = (int16 *) col->values + row0;
-
-					for (int i = 0; i < k; i++)
-						dst[i] = (int16) *(const char *) (data[i] + off);
-					break;
-				}
-			case VX_FAST_I16:
-				{
-					int16	   *dst = (int16 *) col->values + row0;
-
-					for (int i = 0; i < k; i++)
-						dst[i] = *(const int16 *) (data[i] + off);
-					break;
-				}
-			case VX_FAST_W4:
-				{
-					int32	   *dst = (int32 *) col->values + row0;
-
-					for (int i = 0; i < k; i++)
-						dst[i] = *(const int32 *) (data[i] + off);
-					break;
-				}
-			case VX_FAST_W8:
-				{
-					Datum	   *dst = (Datum *) col->values + row0;
-
-					for (int i = 0; i < k; i++)
-						dst[i] = *(const Datum *) (data[i] + off);
-					break;
-				}
-			case VX_FAST_REF:
-				{
-					Datum	   *dst = (Datum *) col->values + row0;
-
-					for (int i = 0; i < k; i++)
-						dst[i] = PointerGetDatum(data[i] + off);
-					break;
-				}
-			case VX_FAST_VARLENA:
-				{
-					Datum	   *dst = (Datum *) col->values + row0;
-					uint8		alignby = TupleDescCompactAttr(r->tupdesc, col->attnum - 1)->attalignby;
-
-					for (int i = 0; i < k; i++)
-						dst[i] = PointerGetDatum(data[i] + att_pointer_alignby(off, alignby, -1, data[i] + off));
-					break;
-				}
-		}
+		if (col->attnum == r->first_varlena)
+			VX_STORE_ROWS(col, VX_LOAD_REF, k, ADDR_VARLENA);
+		else
+			VX_STORE_ROWS(col, set->load[c], k, ADDR_FIXED);
 	}
+#undef ADDR_FIXED
+#undef ADDR_VARLENA
+}
+
+/*
+ * Deform the columns of a walkable set for `k` tuples without NULLs whose
+ * data starts at data[0..k), into rows ROW(i) of the batch, walking the
+ * attributes after the fixed prefix one at a time over all k tuples: each
+ * tuple's offsets depend on its own earlier lengths, so taking the tuples
+ * side by side lets their loads overlap where one tuple at a time would
+ * wait on each in turn (rows with many variable-length columns before the
+ * needed ones).
+ */
+static void
+vx_deform_walk(VxHeapReader *r, const VxColumnSet *set, char **data, int row0, const uint16 *dest, int k)
+{
+#define ADDR_AT(i) (data[(i)] + offs[(i)])
+	TupleDesc	desc = r->tupdesc;
+	uint32	   *offs = r->offs;
+	int			c = 0;
+
+	/* the fixed prefix: columns at their cached offsets */
+	for (; c < set->ncols && set->cols[c].attnum <= r->nfixed; c++)
+	{
+		const VxColumn *col = &set->cols[c];
+		uint32		off = r->fixed_off[col->attnum - 1];
+
+#define ADDR_FIXED(i) (data[(i)] + off)
+		VX_STORE_ROWS(col, set->load[c], k, ADDR_FIXED);
+#undef ADDR_FIXED
+	}
+	for (int i = 0; i < k; i++)
+		offs[i] = r->fixed_end;
+	for (int a = r->nfixed; a < set->max_attnum; a++)
+	{
+		CompactAttribute *att = TupleDescCompactAttr(desc, a);
+		bool		want = c < set->ncols && set->cols[c].attnum == a + 1;
+		bool		last = a + 1 == set->max_attnum;
+
+		if (att->attlen > 0)
+			for (int i = 0; i < k; i++)
+				offs[i] = att_nominal_alignby(offs[i], att->attalignby);
+		else
+			for (int i = 0; i < k; i++)
+				offs[i] = att_pointer_alignby(offs[i], att->attalignby, -1, data[i] + offs[i]);
+		if (want)
+		{
+			const VxColumn *col = &set->cols[c];
+
+			VX_STORE_ROWS(col, set->load[c], k, ADDR_AT);
+			c++;
+		}
+		if (last)
+			break;
+		if (att->attlen > 0)
+			for (int i = 0; i < k; i++)
+				offs[i] += att->attlen;
+		else
+			for (int i = 0; i < k; i++)
+				offs[i] += VARSIZE_ANY(data[i] + offs[i]);
+	}
+#undef ADDR_AT
+#undef VX_STORE_ROWS
+#undef ROW_SEQ
+#undef ROW_DEST
+}
+
+/*
+ * Whether tuples tups[0..k) have no NULLs and at least `need` attributes,
+ * filling data[i] with where each one's data starts.
+ */
+static inline bool
+vx_plain_tuples(HeapTupleHeader *tups, char **data, int k, int need)
+{
+	uint32		slow = 0;
+
+	for (int i = 0; i < k; i++)
+	{
+		HeapTupleHeader t = tups[i];
+
+		slow |= (t->t_infomask & HEAP_HASNULL) | (HeapTupleHeaderGetNatts(t) < need);
+		data[i] = (char *) t + t->t_hoff;
+	}
+	return slow == 0;
 }
 
 /*
@@ -652,24 +737,15 @@ vx_heap_run(VxHeapReader *r, int n, int k)
 			ItemPointerSet(&r->tids[n + i], r->cur_block, vis[i]);
 	if (r->early.ncols == 0)
 		return;
-	if (r->early.fast)
+	/* the common case: no NULLs and every needed attribute present */
+	if (r->early.walkable &&
+		vx_plain_tuples(tups, r->data, k, r->early.max_attnum))
 	{
-		/* the common case: no NULLs and every needed attribute present */
-		uint32		slow = 0;
-		int			need = r->early.max_attnum;
-
-		for (int i = 0; i < k; i++)
-		{
-			HeapTupleHeader t = tups[i];
-
-			slow |= (t->t_infomask & HEAP_HASNULL) | (HeapTupleHeaderGetNatts(t) < need);
-			r->data[i] = (char *) t + t->t_hoff;
-		}
-		if (slow == 0)
-		{
-			vx_deform_fast(r, &r->early, r->data, n, k);
-			return;
-		}
+		if (r->early.fast)
+			vx_deform_fast(r, &r->early, r->data, n, NULL, k);
+		else
+			vx_deform_walk(r, &r->early, r->data, n, NULL, k);
+		return;
 	}
 	for (int i = 0; i < k; i++)
 		vx_deform(r, &r->early, tups[i], n + i);
@@ -745,20 +821,32 @@ vx_heap_deform_late(VxHeapReader *r, int nrows, const uint16 *rows)
 	const VxColumnSet *set = &r->late;
 
 	vx_reset_validity(set->cols, set->ncols, r->capacity);
+	if (set->walkable)
+	{
+		/* the rows' tuples side by side, when none has NULLs */
+		uint32		slow = 0;
+
+		for (int i = 0; i < nrows; i++)
+		{
+			HeapTupleHeader t = r->tuples[rows[i]];
+
+			slow |= (t->t_infomask & HEAP_HASNULL) | (HeapTupleHeaderGetNatts(t) < set->max_attnum);
+			r->data[i] = (char *) t + t->t_hoff;
+		}
+		if (slow == 0)
+		{
+			if (set->fast)
+				vx_deform_fast(r, set, r->data, 0, rows, nrows);
+			else
+				vx_deform_walk(r, set, r->data, 0, rows, nrows);
+			return;
+		}
+	}
 	for (int i = 0; i < nrows; i++)
 	{
-		HeapTupleHeader t = r->tuples[rows[i]];
-
 		if (i + 4 < nrows)
 			__builtin_prefetch(r->tuples[rows[i + 4]]);
-		if (set->fast && !(t->t_infomask & HEAP_HASNULL) && HeapTupleHeaderGetNatts(t) >= set->max_attnum)
-		{
-			char	   *data = (char *) t + t->t_hoff;
-
-			vx_deform_fast(r, set, &data, rows[i], 1);
-		}
-		else
-			vx_deform(r, set, t, rows[i]);
+		vx_deform(r, set, r->tuples[rows[i]], rows[i]);
 	}
 }
 

@@ -94,6 +94,10 @@ enum Kernel {
     NumericNeg,
     /// integer to numeric.
     NumericFromInt,
+    /// numeric to an integer of this type (rounded half away from zero).
+    NumericToInt(Oid),
+    /// numeric(numeric, typmod): the length coercion to numeric(p, s).
+    NumericTypmod,
     /// date compared with timestamp (`date_left`: the date is the left operand).
     DateTimestampCmp(CmpOp, bool),
     /// timestamp(date).
@@ -227,6 +231,10 @@ fn kernel_for(funcid: u32) -> Option<Kernel> {
         F_NUMERIC_MUL => Some(Kernel::NumericArith(Mul)),
         F_NUMERIC_UMINUS => Some(Kernel::NumericNeg),
         F_NUMERIC_INT2 | F_NUMERIC_INT4 | F_NUMERIC_INT8 => Some(Kernel::NumericFromInt),
+        F_INT2_NUMERIC => Some(Kernel::NumericToInt(INT2OID)),
+        F_INT4_NUMERIC => Some(Kernel::NumericToInt(INT4OID)),
+        F_INT8_NUMERIC => Some(Kernel::NumericToInt(INT8OID)),
+        F_NUMERIC_NUMERIC_INT4 => Some(Kernel::NumericTypmod),
         _ => None,
     }
 }
@@ -396,6 +404,23 @@ impl Compiler {
                         Kernel::NumericFromInt => {
                             let arg = self.node(it.next()?)?;
                             Some((self.promote(arg, pg_sys::INT8OID)?, 0))
+                        }
+                        Kernel::NumericTypmod => {
+                            // numeric(x, typmod): the typmod is a constant.
+                            let (a, t) = (it.next()?, it.next()?);
+                            if (*t).type_ != pg_sys::NodeTag::T_Const
+                                || (*(t as *mut pg_sys::Const)).constisnull
+                            {
+                                return None;
+                            }
+                            let typmod = (*(t as *mut pg_sys::Const)).constvalue.value() as i32;
+                            let (precision, to) = numeric_typmod(typmod)?;
+                            if !(0..=18).contains(&to) {
+                                return None; // negative scales and scales past 18: PostgreSQL's evaluator
+                            }
+                            let (e, from) = self.scaled(a)?;
+                            let op = CastOp::Rescale { from, to: to as u16, precision: precision as u16 };
+                            Some((VExpr::Cast { op, to: PhysType::I64, arg: Box::new(e) }, to as u16))
                         }
                         _ => None,
                     }
@@ -734,9 +759,26 @@ impl Compiler {
                         typid: pg_sys::TIMESTAMPOID,
                     })
                 }
+                Kernel::NumericToInt(to) => {
+                    if to != result {
+                        return None;
+                    }
+                    let (e, scale) = self.scaled(list_ptrs::<pg_sys::Node>(args).next()?)?;
+                    Some(Typed {
+                        e: VExpr::Cast {
+                            op: CastOp::ScaledToInt { scale },
+                            to: phys_of(to).0,
+                            arg: Box::new(e),
+                        },
+                        typid: to,
+                    })
+                }
                 // A numeric result is a scaled integer, not a numeric Datum:
                 // only comparisons (and consumers that ask, `compile_scaled`) take it.
-                Kernel::NumericArith(_) | Kernel::NumericNeg | Kernel::NumericFromInt => None,
+                Kernel::NumericArith(_)
+                | Kernel::NumericNeg
+                | Kernel::NumericFromInt
+                | Kernel::NumericTypmod => None,
             }
         }
     }

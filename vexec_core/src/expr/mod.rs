@@ -81,6 +81,16 @@ pub enum CastOp {
     /// above every finite timestamp and below infinity, so it becomes
     /// `i64::MAX - 1`. Never reports.
     DateToTimestampForCmp,
+    /// A scaled numeric (an i64 at `scale`) to an integer (`numeric_int2/4/8`):
+    /// rounded half away from zero, as numeric.c rounds; a value out of the
+    /// integer's range is reported.
+    ScaledToInt { scale: u16 },
+    /// A scaled numeric from scale `from` to `numeric(precision, to)`
+    /// (numeric.c's `apply_typmod`): rounded half away from zero to `to`
+    /// digits, or widened exactly; a value whose magnitude reaches
+    /// `10^(precision - to)` (PostgreSQL's "numeric field overflow") or that
+    /// leaves the i64 is reported.
+    Rescale { from: u16, to: u16, precision: u16 },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
