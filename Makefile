@@ -72,11 +72,12 @@ bench-agg: $(SETUP)
 	$(IN) tools/bench run --benchmarks agg --hot 5 --modes off,auto,force $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory bench-collect
 
-# Results are written inside the dev root; keep them in the repository.
+# Results are written inside the dev root; keep them in the repository
+# (a resumed run's file is newer than the copy of its first part).
 bench-collect:
 	@mkdir -p bench/results bench/reports
-	@cp -n $(STATE)/bench/results/*.csv $(STATE)/bench/results/*.json bench/results/ 2>/dev/null || true
-	@cp -n $(STATE)/bench/reports/* bench/reports/ 2>/dev/null || true
+	@cp -u $(STATE)/bench/results/*.csv $(STATE)/bench/results/*.json bench/results/ 2>/dev/null || true
+	@cp -u $(STATE)/bench/reports/* bench/reports/ 2>/dev/null || true
 	@echo "results and reports copied into bench/results and bench/reports"
 
 bench-compare:

@@ -52,6 +52,9 @@ def cmd_run(args) -> int:
     hits_rows = args.hits_rows or (1_000_000 if args.quick else 10_000_000)
     sf = args.sf or (0.1 if args.quick else 1.0)
     benches = parse_list(args.benchmarks)
+    unknown = set(benches) - {"clickbench", "clickbench-pk", "tpch", "scan", "agg"}
+    if unknown:
+        raise SystemExit(f"[bench] --benchmarks: unknown {', '.join(sorted(unknown))}")
     sets = []
     # TPC-H first: it is the shorter benchmark, so a run cut short (a 10 M-row
     # ClickBench matrix takes hours on a small machine) still has it whole.
@@ -59,8 +62,10 @@ def cmd_run(args) -> int:
         sets.append(("tpch", Dataset("tpch", sf), tpch_queries()))
     if "clickbench" in benches:
         sets.append(("clickbench", Dataset("clickbench", hits_rows), clickbench_queries()))
-        if args.pk:
-            sets.append(("clickbench", Dataset("clickbench", hits_rows, pk=True), clickbench_queries()))
+    # "clickbench-pk" names the primary-key set alone (to run or resume it by
+    # itself); --pk adds it to "clickbench".
+    if "clickbench-pk" in benches or ("clickbench" in benches and args.pk):
+        sets.append(("clickbench", Dataset("clickbench", hits_rows, pk=True), clickbench_queries()))
     if "scan" in benches:
         rows = args.scan_rows or (1_000_000 if args.quick else 10_000_000)
         sets.append(("scan", Dataset("scan", rows), [(n, q, q) for n, q in datasets.SCAN_QUERIES]))
@@ -72,15 +77,22 @@ def cmd_run(args) -> int:
         if args.with_duckdb and ds.kind not in ("scan", "agg"):
             datasets.ensure_duckdb(args.state, ds, args.seed)
 
-    stamp = time.strftime("%Y%m%dT%H%M%S")
-    out_csv = os.path.join(args.results, f"{args.sha}-{stamp}.csv")
+    if args.resume:
+        # A bare file name is one of the results directory.
+        out_csv = args.resume if os.path.exists(args.resume) else os.path.join(args.results, args.resume)
+        if not os.path.exists(out_csv):
+            raise SystemExit(f"[bench] --resume: no results file {args.resume}")
+        print(f"[bench] resuming {out_csv}: finished (query, configuration) pairs are kept", flush=True)
+    else:
+        stamp = time.strftime("%Y%m%dT%H%M%S")
+        out_csv = os.path.join(args.results, f"{args.sha}-{stamp}.csv")
     cfgs = runner.configs(parse_list(args.modes), parse_list(args.workers, int), args.with_duckdb)
     settings = cl.settings(sets[0][1].name) if sets else {}
     settings.pop("max_parallel_workers_per_gather", None)
     print("[bench] settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()), flush=True)
     print(f"[bench] configurations: {', '.join(c.name for c in cfgs)}; {args.hot} hot runs after one cold "
           f"run; timeout {args.timeout:.0f} s", flush=True)
-    r = runner.Runner(cl, out_csv, args.sha, args.hot, args.timeout)
+    r = runner.Runner(cl, out_csv, args.sha, args.hot, args.timeout, resume=bool(args.resume))
     try:
         for bench, ds, queries in sets:
             if args.queries:
@@ -148,7 +160,7 @@ def main(argv=None) -> int:
     run.add_argument("--sf", type=float)
     run.add_argument("--scan-rows", type=int, help="rows of the scan and agg tables")
     run.add_argument("--pk", action="store_true", help="also hits with ClickBench's primary key")
-    run.add_argument("--benchmarks", default="clickbench,tpch", help="clickbench, tpch, scan, agg")
+    run.add_argument("--benchmarks", default="clickbench,tpch", help="clickbench, clickbench-pk, tpch, scan, agg")
     run.add_argument("--queries", help="only these query names, e.g. Q1,Q6")
     run.add_argument("--modes", default="vanilla,off,auto,force")
     run.add_argument("--workers", default="0,2")
@@ -157,6 +169,8 @@ def main(argv=None) -> int:
     run.add_argument("--timeout", type=float, default=300.0, help="seconds per query run")
     run.add_argument("--sha", default="unknown")
     run.add_argument("--results", required=True)
+    run.add_argument("--resume", metavar="CSV",
+                     help="continue a run cut short (same commit and options): its finished pairs are kept")
     run.add_argument("--reports", required=True)
     rep = sub.add_parser("report")
     rep.add_argument("csv")

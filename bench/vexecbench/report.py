@@ -97,7 +97,8 @@ def markdown(rows: list[dict], settings: dict | None = None, chart_files: dict |
     s = summarize(rows)
     out = ["# vexec benchmark report", ""]
     if rows:
-        out += [f"- git sha: `{rows[0]['sha']}`, started {rows[0]['started']}",
+        starts = sorted({r["started"] for r in rows})  # more than one when resumed
+        out += [f"- git sha: `{rows[0]['sha']}`, started {', resumed '.join(starts)}",
                 f"- machine: {rows[0]['machine']}"]
     if settings:
         out.append("- settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()))

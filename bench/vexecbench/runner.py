@@ -73,13 +73,64 @@ def order_for(qi: int, cfgs: list[Config]) -> list[Config]:
     return out
 
 
+Pair = tuple[str, str, str, str]  # (benchmark, dataset, configuration, query)
+
+
+def pair_of(row: dict) -> Pair:
+    return (row["benchmark"], row["dataset"], row["config"], row["query"])
+
+
+def finished_pairs(rows: list[dict], hot: int) -> set[Pair]:
+    """The (benchmark, dataset, configuration, query) pairs whose runs are all
+    recorded: the cold run and `hot` hot runs, or runs up to one that failed
+    or timed out (the runner stops a pair there)."""
+    runs: dict[Pair, dict[int, str]] = {}
+    for r in rows:
+        runs.setdefault(pair_of(r), {})[int(r["run"])] = r["status"]
+    done = set()
+    for pair, by_run in runs.items():
+        for run in range(1 + hot):
+            status = by_run.get(run)
+            if status is None:
+                break
+            if status != "ok":
+                done.add(pair)
+                break
+        else:
+            done.add(pair)
+    return done
+
+
+def resume_rows(path: str, sha: str, hot: int) -> tuple[list[dict], set[Pair]]:
+    """The rows of a run cut short that can be kept (those of finished pairs)
+    and those pairs. Refuses a file of another commit: its figures measured
+    other code."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    shas = {r["sha"] for r in rows}
+    if shas - {sha}:
+        raise SystemExit(f"[bench] {path} holds results of {', '.join(sorted(shas))}, not {sha}: "
+                         f"check that commit out to resume it")
+    done = finished_pairs(rows, hot)
+    return [r for r in rows if pair_of(r) in done], done
+
+
 class Runner:
-    def __init__(self, cluster: Cluster, out_csv: str, sha: str, hot: int, timeout_s: float):
+    def __init__(self, cluster: Cluster, out_csv: str, sha: str, hot: int, timeout_s: float,
+                 resume: bool = False):
         self.cluster = cluster
         self.out_csv = out_csv
         self.sha = sha
         self.hot = hot
         self.timeout_s = timeout_s
+        # Resuming: keep the finished pairs' rows, drop a pair cut in the middle.
+        self.done: set[Pair] = set()
+        if resume:
+            kept, self.done = resume_rows(out_csv, sha, hot)
+            with open(out_csv, "w", newline="") as f:
+                w = csv.DictWriter(f, FIELDS)
+                w.writeheader()
+                w.writerows(kept)
         self.started = time.strftime("%Y-%m-%dT%H:%M:%S")
         self.machine = machine()
         new = not os.path.exists(out_csv)
@@ -105,6 +156,9 @@ class Runner:
         for qi, (qname, pg_q, duck_q) in enumerate(queries):
             line = []
             for cfg in order_for(qi, cfgs):
+                if (bench, dataset, cfg.name, qname) in self.done:
+                    line.append(f"{cfg.name} (kept)")
+                    continue
                 if cfg.mode == "duckdb":
                     best = self._run_duckdb(bench, dataset, duck_path, cfg, qname, duck_q)
                 else:
