@@ -25,6 +25,7 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/relscan.h"
+#include "access/syncscan.h"
 #include "access/tableam.h"
 #include "access/tupmacs.h"
 #include "executor/executor.h"
@@ -37,6 +38,7 @@
 #include "utils/datum.h"
 #include "utils/rel.h"
 #include "utils/sortsupport.h"
+#include "utils/spccache.h"
 
 #include "vexec_shim.h"
 
@@ -296,6 +298,74 @@ vx_column_set(VxHeapReader *r, VxColumnSet *set, int ncols, const VxColumn *cols
 			set->walkable = false;
 }
 
+/*
+ * The next block of a serial forward scan, as heapam's own read stream
+ * callback gives it: from rs_startblock (where a synchronized scan joins the
+ * others) round the relation, within heap_setscanlimits()'s rs_numblocks,
+ * reporting the position to the synchronized-scan logic.
+ */
+static BlockNumber
+vx_stream_next_block(ReadStream *stream, void *callback_private_data, void *per_buffer_data)
+{
+	HeapScanDesc scan = (HeapScanDesc) callback_private_data;
+	BlockNumber block;
+
+	if (!scan->rs_inited)
+	{
+		scan->rs_inited = true;
+		block = (scan->rs_nblocks == 0 || scan->rs_numblocks == 0) ? InvalidBlockNumber : scan->rs_startblock;
+	}
+	else
+	{
+		block = scan->rs_prefetch_block + 1;
+		if (block >= scan->rs_nblocks)
+			block = 0;
+		if (scan->rs_base.rs_flags & SO_ALLOW_SYNC)
+			ss_report_location(scan->rs_base.rs_rd, block);
+		if (block == scan->rs_startblock)
+			block = InvalidBlockNumber;
+		else if (scan->rs_numblocks != InvalidBlockNumber && --scan->rs_numblocks == 0)
+			block = InvalidBlockNumber;
+	}
+	scan->rs_prefetch_block = block;
+	return block;
+}
+
+/*
+ * A table larger than a quarter of shared_buffers is read through a ring of
+ * buffers (BAS_BULKREAD), so that one scan does not evict the buffer pool.
+ * heapam sizes the ring for its read stream's look-ahead and one page in
+ * use; a ring buffer still pinned when its turn comes is replaced by another
+ * from the pool, so the pages a batch holds would stay behind in shared
+ * buffers (a few scans fill the pool with the table, and every later backend
+ * then pays a page fault per buffer it touches). For a serial scan, read
+ * through a ring wider by the pages a batch may hold: heapam's stream is
+ * replaced by one on that ring, with heapam's block order. Parallel scans
+ * keep heapam's stream (their block allocation is heapam's own).
+ */
+static void
+vx_widen_ring(HeapScanDesc scan, int extra)
+{
+	BufferAccessStrategy ring;
+	int			ios;
+	int			stream_pins;
+	int			nbuffers;
+
+	if (scan->rs_strategy == NULL || scan->rs_read_stream == NULL ||
+		scan->rs_base.rs_parallel != NULL || scan->rs_inited)
+		return;
+	/* the stream's own limit, as read_stream_begin_relation() sets it */
+	ios = get_tablespace_io_concurrency(scan->rs_base.rs_rd->rd_rel->reltablespace);
+	stream_pins = Min((Min(ios, PG_INT16_MAX) + 1) * io_combine_limit, (int) GetPinLimit());
+	nbuffers = Max(GetAccessStrategyBufferCount(scan->rs_strategy), stream_pins) + extra;
+	/* lives as long as the scan's memory: the stream keeps a pointer to it */
+	ring = GetAccessStrategyWithSize(BAS_BULKREAD, nbuffers * (BLCKSZ / 1024));
+	read_stream_end(scan->rs_read_stream);
+	scan->rs_read_stream = read_stream_begin_relation(READ_STREAM_SEQUENTIAL | READ_STREAM_USE_BATCHING,
+													  ring, scan->rs_base.rs_rd, MAIN_FORKNUM,
+													  vx_stream_next_block, scan, 0);
+}
+
 VxHeapReader *
 vx_heap_begin(TableScanDesc scan, int nearly, VxColumn *early, int nlate, VxColumn *late,
 			  int capacity, bool keep_pins, int max_pins)
@@ -348,7 +418,10 @@ vx_heap_begin(TableScanDesc scan, int nearly, VxColumn *early, int nlate, VxColu
 
 		max_pins = Min(max_pins, (int) (budget / 4));
 	}
+
 	r->max_pins = Max(max_pins, 2);
+	if (keep_pins)
+		vx_widen_ring(r->scan, r->max_pins + 2);
 	r->pins = palloc(sizeof(Buffer) * r->max_pins);
 	r->cur_buf = InvalidBuffer;
 	r->next_buf = InvalidBuffer;
