@@ -63,6 +63,26 @@ SET vexec.mode = force;
 SELECT count(*), sum(length(note)) FROM vring WHERE note LIKE 'b%';
 SELECT vring_buffers() < vring_pages() / 10 AS force_within_ring;
 
+-- A parallel scan: each participant reads its chunks of the table through
+-- a ring of its own, widened as a serial scan's is (before, each left the
+-- pages its batches held behind: a third of this table with two workers).
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET vexec.mode = force;
+SELECT vring_plan($$SELECT count(*), sum(length(note)) FROM vring WHERE note LIKE 'b%'$$);
+SELECT (pg_buffercache_evict_relation('vring')).buffers_evicted >= 0 AS evicted;
+SELECT count(*), sum(length(note)) FROM vring WHERE note LIKE 'b%';
+SELECT vring_buffers() < vring_pages() / 5 AS parallel_force_within_rings;
+SET vexec.mode = off;
+SELECT count(*), sum(length(note)) FROM vring WHERE note LIKE 'b%';
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
+
 -- A rescan (VecScan under a correlated subplan) reads the whole table again.
 SET vexec.mode = force;
 SELECT vring_plan($$SELECT k, (SELECT count(*) FROM vring WHERE grp = k AND note LIKE 'c%') FROM (VALUES (1), (2)) v(k)$$);

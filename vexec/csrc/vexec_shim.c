@@ -332,6 +332,34 @@ vx_stream_next_block(ReadStream *stream, void *callback_private_data, void *per_
 }
 
 /*
+ * The next block of a parallel scan, as heapam's own callback gives it: the
+ * participants share the relation's blocks in chunks through the parallel
+ * scan descriptor. PostgreSQL 19 passes the scan's block limits (TID range
+ * scans set them; a sequential scan leaves them at their defaults), as
+ * heapam does.
+ */
+static BlockNumber
+vx_stream_next_block_parallel(ReadStream *stream, void *callback_private_data, void *per_buffer_data)
+{
+	HeapScanDesc scan = (HeapScanDesc) callback_private_data;
+	ParallelBlockTableScanDesc pbscan = (ParallelBlockTableScanDesc) scan->rs_base.rs_parallel;
+
+	if (!scan->rs_inited)
+	{
+#if PG_VERSION_NUM >= 190000
+		table_block_parallelscan_startblock_init(scan->rs_base.rs_rd, scan->rs_parallelworkerdata, pbscan,
+												 scan->rs_startblock, scan->rs_numblocks);
+#else
+		table_block_parallelscan_startblock_init(scan->rs_base.rs_rd, scan->rs_parallelworkerdata, pbscan);
+#endif
+		scan->rs_inited = true;
+	}
+	scan->rs_prefetch_block = table_block_parallelscan_nextpage(scan->rs_base.rs_rd,
+																scan->rs_parallelworkerdata, pbscan);
+	return scan->rs_prefetch_block;
+}
+
+/*
  * A table larger than a quarter of shared_buffers is read through a ring of
  * buffers (BAS_BULKREAD), so that one scan does not evict the buffer pool.
  * heapam sizes the ring for its read stream's look-ahead and one page in
@@ -340,8 +368,8 @@ vx_stream_next_block(ReadStream *stream, void *callback_private_data, void *per_
  * buffers (a few scans fill the pool with the table, and every later backend
  * then pays a page fault per buffer it touches). For a serial scan, read
  * through a ring wider by the pages a batch may hold: heapam's stream is
- * replaced by one on that ring, with heapam's block order. Parallel scans
- * keep heapam's stream (their block allocation is heapam's own).
+ * replaced by one on that ring, with heapam's block order (serial) or block
+ * allocation (parallel: the same chunks of the shared descriptor).
  */
 static void
 vx_widen_ring(HeapScanDesc scan, int extra)
@@ -351,8 +379,7 @@ vx_widen_ring(HeapScanDesc scan, int extra)
 	int			stream_pins;
 	int			nbuffers;
 
-	if (scan->rs_strategy == NULL || scan->rs_read_stream == NULL ||
-		scan->rs_base.rs_parallel != NULL || scan->rs_inited)
+	if (scan->rs_strategy == NULL || scan->rs_read_stream == NULL || scan->rs_inited)
 		return;
 	/* the stream's own limit, as read_stream_begin_relation() sets it */
 	ios = get_tablespace_io_concurrency(scan->rs_base.rs_rd->rd_rel->reltablespace);
@@ -363,7 +390,9 @@ vx_widen_ring(HeapScanDesc scan, int extra)
 	read_stream_end(scan->rs_read_stream);
 	scan->rs_read_stream = read_stream_begin_relation(READ_STREAM_SEQUENTIAL | READ_STREAM_USE_BATCHING,
 													  ring, scan->rs_base.rs_rd, MAIN_FORKNUM,
-													  vx_stream_next_block, scan, 0);
+													  scan->rs_base.rs_parallel != NULL ?
+													  vx_stream_next_block_parallel : vx_stream_next_block,
+													  scan, 0);
 }
 
 VxHeapReader *
