@@ -85,12 +85,37 @@ EXPLAIN (VEXEC, COSTS OFF) SELECT k, string_agg(DISTINCT t, ','), vf_pairs(DISTI
 -- Refused: over a type whose equal values can differ (numeric: 1.0 and
 -- 1.00; which one PostgreSQL keeps depends on its sort).
 EXPLAIN (VEXEC, COSTS OFF) SELECT array_agg(DISTINCT x::numeric) FROM vf;
+-- numeric of a declared scale: every value of a numeric(p, s) column has
+-- display scale s, so equal values are identical and which one
+-- PostgreSQL's sort keeps cannot show; kept by value, fed in numeric order
+-- (NaN last, NULLs after it). Unconstrained numeric stays refused (above).
+CREATE TABLE vfnd (id int, k int, n numeric(10, 2), m numeric(6));
+INSERT INTO vfnd SELECT g, g % 5,
+  CASE WHEN g % 41 = 0 THEN NULL WHEN g % 97 = 0 THEN 'NaN' ELSE ((g * 7919) % 400 - 200) / 8.0 END,
+  CASE WHEN g % 29 = 0 THEN NULL ELSE (g * 31) % 50 - 25 END
+FROM generate_series(1, 2000) g;
+ANALYZE vfnd;
+EXPLAIN (VEXEC, COSTS OFF) SELECT k, sum(DISTINCT n), array_agg(DISTINCT m) FROM vfnd GROUP BY k;
+EXPLAIN (VEXEC, COSTS OFF) SELECT array_agg(DISTINCT n * 2) FROM vfnd;
+RESET vexec.mode;
+SELECT agg_same($$SELECT k, sum(DISTINCT n), avg(DISTINCT n), min(DISTINCT n), max(DISTINCT n), count(DISTINCT n), count(*) FROM vfnd GROUP BY k$$);
+SELECT agg_same($$SELECT k, array_agg(DISTINCT n), array_agg(DISTINCT m), jsonb_agg(DISTINCT m) FROM vfnd GROUP BY k$$);
+SELECT agg_same($$SELECT array_agg(DISTINCT n), sum(DISTINCT m), avg(DISTINCT m), stddev(DISTINCT n) FROM vfnd$$);
+SELECT agg_same($$SELECT array_agg(DISTINCT n) FROM vfnd WHERE k < 0$$);
+SET work_mem = '64kB';
+SET vexec.mode = force;
+SELECT vecagg_spilled($$SELECT id % 700, sum(DISTINCT m), array_agg(DISTINCT n) FROM vfnd GROUP BY 1$$);
+RESET vexec.mode;
+SELECT agg_same($$SELECT id % 700, sum(DISTINCT m), array_agg(DISTINCT n) FROM vfnd GROUP BY 1$$);
+RESET work_mem;
+SET vexec.mode = force;
 -- Spilled at 64kB: 1,500 groups, their distinct rows per partition.
 SET work_mem = '64kB';
 SELECT vecagg_spilled($$SELECT id % 1500, string_agg(DISTINCT t, ','), array_agg(DISTINCT a % 5) FROM vf GROUP BY 1$$);
 RESET vexec.mode;
 SELECT agg_same($$SELECT id % 1500, string_agg(DISTINCT t, ','), array_agg(DISTINCT a % 5) FROM vf GROUP BY 1$$);
 RESET work_mem;
+DROP TABLE vfnd;
 
 SELECT agg_same($$SELECT vf_sum(a), vf_first(t), vf_first(a), vf_count_nulls(a), vf_cat_len(t), vf_pairs(a, b) FROM vf$$);
 SELECT agg_same($$SELECT k, vf_sum(a), vf_first(t), vf_first(c), vf_count_nulls(a), vf_cat(t), vf_pairs(a, b), count(*), sum(a) FROM vf GROUP BY k$$);

@@ -50,6 +50,7 @@ use vexec_core::agg::KeyKind;
 use vexec_core::batch::{Column, RowIdx};
 
 use crate::exec::agg::AggSplit;
+use crate::pgutil::list_ptrs;
 use crate::shim::guarded;
 
 #[derive(Clone, Copy)]
@@ -357,10 +358,13 @@ impl FmgrAgg {
                 d.value()
             });
             let distinct = (!a.aggdistinct.is_null()).then(|| {
+                let typmods =
+                    list_ptrs::<pg_sys::TargetEntry>(a.args).map(|te| pg_sys::exprTypmod((*te).expr.cast()));
                 let args: Vec<(KeyKind, Option<pg_sys::Oid>)> = input_types
                     .iter()
-                    .map(|&t| {
-                        let kind = crate::plan::agg::distinct_arg_kind(t, a.inputcollid)
+                    .zip(typmods)
+                    .map(|(&t, typmod)| {
+                        let kind = crate::plan::agg::distinct_arg_kind(t, a.inputcollid, typmod)
                             .expect("the planner checked the DISTINCT argument types");
                         let by_collation = kind == KeyKind::Bytes
                             && t != pg_sys::BYTEAOID
@@ -447,8 +451,13 @@ impl FmgrAgg {
             let orders: Vec<Box<dyn Fn(&[u8], &[u8]) -> std::cmp::Ordering>> = d
                 .args
                 .iter()
-                .map(|&(_, coll)| -> Box<dyn Fn(&[u8], &[u8]) -> std::cmp::Ordering> {
+                .map(|&(kind, coll)| -> Box<dyn Fn(&[u8], &[u8]) -> std::cmp::Ordering> {
                     match coll {
+                        // By value (numeric_cmp); the table only holds
+                        // values that decoded as numerics.
+                        _ if kind == KeyKind::Numeric => Box::new(|a: &[u8], b: &[u8]| {
+                            vexec_core::numeric::compare(a, b).expect("numerics the group table read")
+                        }),
                         Some(collid) => Box::new(move |a: &[u8], b: &[u8]| {
                             pg_sys::varstr_cmp(
                                 a.as_ptr().cast(),

@@ -236,7 +236,7 @@ unsafe fn fmgr_distinct(
             else {
                 return Err(format!("DISTINCT aggregate {name} with an argument outside its DISTINCT"));
             };
-            if distinct_arg_kind(t, a.inputcollid).is_none() {
+            if distinct_arg_kind(t, a.inputcollid, pg_sys::exprTypmod((*te).expr.cast())).is_none() {
                 return Err(format!(
                     "DISTINCT aggregate {name} over {} (its equal values can differ, and which one PostgreSQL keeps depends on its sort)",
                     type_name(t)
@@ -258,13 +258,19 @@ unsafe fn fmgr_distinct(
 /// How the argument of a DISTINCT aggregate run through fmgr is kept and
 /// ordered: integer-like types (by their signed value, which is their
 /// order), text and varchar under a deterministic collation, bytea and
-/// uuid (equal exactly when their bytes are). None for the other types.
-pub(crate) fn distinct_arg_kind(t: pg_sys::Oid, collid: pg_sys::Oid) -> Option<KeyKind> {
+/// uuid (equal exactly when their bytes are), and numeric of a declared
+/// scale (`typmod`: a `numeric(p, s)` column or cast, whose values all have
+/// display scale s, so 1.0 and 1.00 cannot both occur; ordered by value).
+/// None for the other types.
+pub(crate) fn distinct_arg_kind(t: pg_sys::Oid, collid: pg_sys::Oid, typmod: i32) -> Option<KeyKind> {
     use pg_sys::{
-        BOOLOID, BYTEAOID, DATEOID, INT2OID, INT4OID, INT8OID, TEXTOID, TIMEOID, TIMESTAMPOID,
+        BOOLOID, BYTEAOID, DATEOID, INT2OID, INT4OID, INT8OID, NUMERICOID, TEXTOID, TIMEOID, TIMESTAMPOID,
         TIMESTAMPTZOID, VARCHAROID,
     };
     match t {
+        // numeric's typmod is ((precision << 16) | scale) + VARHDRSZ; any
+        // valid one fixes the scale.
+        NUMERICOID if typmod >= pg_sys::VARHDRSZ as i32 => Some(KeyKind::Numeric),
         BOOLOID | INT2OID | INT4OID | INT8OID | DATEOID | TIMEOID | TIMESTAMPOID | TIMESTAMPTZOID => {
             Some(KeyKind::Int)
         }

@@ -7,7 +7,9 @@
 //!
 //! Only argument kinds whose equal values are identical qualify (the host
 //! checks it): which of two equal but different values PostgreSQL keeps
-//! (1.0 or 1.00, -0 or 0) depends on its sort's order among equals.
+//! (1.0 or 1.00, -0 or 0) depends on its sort's order among equals. Numeric
+//! qualifies only where the host knows every value has one display scale
+//! (a `numeric(p, s)` argument); its values are kept as their bytes.
 
 use std::cmp::Ordering;
 
@@ -35,9 +37,11 @@ pub enum ArgValue<'a> {
 }
 
 impl DistinctRows {
-    /// For arguments of kinds `Int`, `Bytes` or `Uuid`.
+    /// For arguments of kinds `Int`, `Bytes`, `Uuid` or `Numeric`.
     pub fn new(arg_kinds: &[KeyKind]) -> DistinctRows {
-        assert!(arg_kinds.iter().all(|k| matches!(k, KeyKind::Int | KeyKind::Bytes | KeyKind::Uuid)));
+        assert!(arg_kinds
+            .iter()
+            .all(|k| matches!(k, KeyKind::Int | KeyKind::Bytes | KeyKind::Uuid | KeyKind::Numeric)));
         let kinds: Vec<KeyKind> = std::iter::once(KeyKind::Int).chain(arg_kinds.iter().copied()).collect();
         DistinctRows {
             table: GroupTable::new(&kinds),
@@ -171,5 +175,41 @@ mod tests {
         assert_eq!(firsts, vec![ArgValue::Bytes(b"b"), ArgValue::Bytes(b"a")]);
         e.clear();
         assert!(e.is_empty());
+    }
+
+    #[test]
+    fn keeps_numerics_of_one_scale_by_value_and_sorts_them_by_the_hosts_order() {
+        use crate::numeric::{compare, encode, encode_special, Special};
+        // SAFETY: each is a whole plain varlena.
+        let payload = |v: &[u8]| unsafe { varlena::bytes(v.as_ptr()) }.to_vec();
+        // numeric(8, 2) values: 12.50 twice (one copy with a 1-byte header,
+        // as on disk), -3.00, NaN, 0.00, and a NULL.
+        let twelve = encode(1250, 2);
+        let values = [
+            Some(varlena::make_1b(&payload(&twelve))),
+            Some(encode(-300, 2)),
+            None,
+            Some(varlena::make_4b(&encode_special(Special::NaN))),
+            Some(twelve.clone()),
+            Some(encode(0, 2)),
+        ];
+        let mut col = Column::new(PhysType::Datum, values.len());
+        for (i, v) in values.iter().enumerate() {
+            match v {
+                Some(v) => col.values.set_datum(i, v.as_ptr() as usize),
+                None => col.validity.set(i, false),
+            }
+        }
+        let mut d = DistinctRows::new(&[KeyKind::Numeric]);
+        unsafe { d.insert(&[0; 6], &[0, 1, 2, 3, 4, 5], &[&col]) };
+        assert_eq!(d.len(), 5, "12.50 once");
+        let by_value = |a: &[u8], b: &[u8]| compare(a, b).unwrap();
+        let order = d.sorted(&[Some(&by_value)]);
+        let sorted: Vec<ArgValue<'_>> = order.iter().map(|&i| d.arg(i, 0)).collect();
+        let expect = [encode(-300, 2), encode(0, 2), twelve, varlena::make_4b(&encode_special(Special::NaN))];
+        let expect: Vec<Vec<u8>> = expect.iter().map(|v| payload(v)).collect();
+        let mut want: Vec<ArgValue<'_>> = expect.iter().map(|v| ArgValue::Bytes(v)).collect();
+        want.push(ArgValue::Null);
+        assert_eq!(sorted, want);
     }
 }
