@@ -73,12 +73,16 @@ bench-agg: $(SETUP)
 	@$(MAKE) --no-print-directory bench-collect
 
 # Results are written inside the dev root; keep them in the repository
-# (a resumed run's file is newer than the copy of its first part).
+# (a resumed run's file is newer than the copy of its first part). Runs of
+# a dirty tree stay in the dev root: no git sha can reproduce them.
 bench-collect:
 	@mkdir -p bench/results bench/reports
-	@cp -u $(STATE)/bench/results/*.csv $(STATE)/bench/results/*.json bench/results/ 2>/dev/null || true
-	@cp -u $(STATE)/bench/reports/* bench/reports/ 2>/dev/null || true
-	@echo "results and reports copied into bench/results and bench/reports"
+	@for f in $(STATE)/bench/results/*.csv $(STATE)/bench/results/*.json $(STATE)/bench/reports/*; do \
+	  case "$$f" in *-dirty-*|*'*'*) continue;; esac; \
+	  case "$$f" in */results/*) d=bench/results;; *) d=bench/reports;; esac; \
+	  cp -u "$$f" $$d/; \
+	done
+	@echo "results and reports of clean trees copied into bench/results and bench/reports"
 
 bench-compare:
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make bench-compare A=bench/results/x.csv B=bench/results/y.csv"; exit 2; }
