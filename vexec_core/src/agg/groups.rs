@@ -34,7 +34,13 @@ use foldhash::fast::FixedState;
 use hashbrown::HashTable;
 use std::hash::BuildHasher;
 
+use super::int_index::IntIndex;
 use crate::batch::{varlena, Column, RowIdx, Values};
+
+/// How many rows ahead of the probe the single-integer-key paths prefetch
+/// the slot of a row's key (enough to overlap the cache misses of a batch
+/// without the lines being evicted before use).
+const PREFETCH_AHEAD: usize = 16;
 
 /// How a key column is compared and hashed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -220,7 +226,13 @@ pub struct GroupTable {
     norm_tags: Vec<Vec<u8>>,
     /// The hash of every group's key (for growing the table without rehashing keys).
     hashes: Vec<u64>,
+    /// The groups by key, for every table but [`GroupTable::ints`]'.
     table: HashTable<u32>,
+    /// A table of one integer-like key (integers, dates, floats, bools) finds
+    /// its groups here instead: the key beside its group ([`IntIndex`]),
+    /// the NULL key's group apart ([`NO_GROUP`] until met).
+    ints: Option<IntIndex>,
+    null_group: u32,
     state: FixedState,
 }
 
@@ -479,6 +491,8 @@ impl GroupTable {
             norm_tags: vec![vec![]; kinds.len()],
             hashes: vec![],
             table: HashTable::new(),
+            ints: matches!(kinds, [KeyKind::Int | KeyKind::Float4 | KeyKind::Float8]).then(IntIndex::default),
+            null_group: NO_GROUP,
             state: FixedState::with_seed(0x7665_7865_63),
         }
     }
@@ -498,6 +512,7 @@ impl GroupTable {
             + self.norm_vals.iter().map(|v| v.capacity() * 9).sum::<usize>()
             + self.hashes.capacity() * 8
             + self.table.capacity() * 5
+            + self.ints.as_ref().map_or(0, IntIndex::bytes_used)
     }
 
     /// Groups the table holds without growing its per-group vectors.
@@ -534,7 +549,10 @@ impl GroupTable {
         self.norm_tags.iter_mut().for_each(|v| v.reserve_exact(extra));
         self.hashes.reserve_exact(extra);
         let hashes = &self.hashes;
-        self.table.reserve(extra, |&g| group_hashes_at(hashes, g));
+        match &mut self.ints {
+            Some(ints) => ints.reserve(total, |g| group_hashes_at(hashes, g)),
+            None => self.table.reserve(extra, |&g| group_hashes_at(hashes, g)),
+        }
     }
 
     /// The hash of each row's key among `rows` (into `out`, one per row);
@@ -647,7 +665,60 @@ impl GroupTable {
         self.hash_keys(&norms, rows.len(), &mut hashes);
         out.clear();
         let before = self.len();
-        let GroupTable { kinds, keys, norm_vals, norm_tags, hashes: group_hashes, table, .. } = self;
+        let GroupTable {
+            kinds,
+            keys,
+            norm_vals,
+            norm_tags,
+            hashes: group_hashes,
+            table,
+            ints,
+            null_group,
+            ..
+        } = self;
+        // A new group for row `i` (row `r` of the batch, hash `h`): its key
+        // stored, not yet indexed.
+        macro_rules! new_group {
+            ($i:expr, $r:expr, $h:expr) => {{
+                let g = group_hashes.len() as u32;
+                for (c, ((k, store), col)) in kinds.iter().zip(keys.iter_mut()).zip(cols).enumerate() {
+                    store.push(unsafe { key_of(*k, col, $r) });
+                    norm_tags[c].push(norms[c].tags[$i]);
+                    norm_vals[c].push(norms[c].vals[$i]);
+                }
+                group_hashes.push($h);
+                g
+            }};
+        }
+        if let Some(ints) = ints {
+            let (tags, vals) = (&norms[0].tags, &norms[0].vals);
+            for (i, (&r, &h)) in rows.iter().zip(&hashes).enumerate() {
+                if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
+                    ints.prefetch(ahead);
+                }
+                if same_as_previous(&norms, i, &hashes) {
+                    out.push(out[i - 1]);
+                    continue;
+                }
+                let g = if tags[i] == NORM_NULL {
+                    if *null_group == NO_GROUP {
+                        *null_group = new_group!(i, r as usize, h);
+                    }
+                    *null_group
+                } else {
+                    match ints.find(vals[i], h, &norm_vals[0]) {
+                        Some(g) => g,
+                        None => {
+                            let g = new_group!(i, r as usize, h);
+                            ints.insert(vals[i], h, g, |x| group_hashes_at(group_hashes, x));
+                            g
+                        }
+                    }
+                };
+                out.push(g);
+            }
+            return self.len() - before;
+        }
         let single_fixed = single_fixed(&norms);
         for (i, (&r, &h)) in rows.iter().zip(&hashes).enumerate() {
             let r = r as usize;
@@ -659,13 +730,7 @@ impl GroupTable {
             let g = match find(table, &stored, h, &norms, i, single_fixed) {
                 Some(g) => g,
                 None => {
-                    let g = group_hashes.len() as u32;
-                    for (c, ((k, store), col)) in kinds.iter().zip(keys.iter_mut()).zip(cols).enumerate() {
-                        store.push(unsafe { key_of(*k, col, r) });
-                        norm_tags[c].push(norms[c].tags[i]);
-                        norm_vals[c].push(norms[c].vals[i]);
-                    }
-                    group_hashes.push(h);
+                    let g = new_group!(i, r, h);
                     table.insert_unique(h, g, |&x| group_hashes_at(group_hashes, x));
                     g
                 }
@@ -700,6 +765,23 @@ impl GroupTable {
             norm_vals: &self.norm_vals,
             norm_tags: &self.norm_tags,
         };
+        if let Some(ints) = &self.ints {
+            let (tags, vals) = (&norms[0].tags, &norms[0].vals);
+            for (i, &h) in hashes.iter().enumerate() {
+                if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
+                    ints.prefetch(ahead);
+                }
+                let g = if same_as_previous(&norms, i, hashes) {
+                    groups[i - 1]
+                } else if tags[i] == NORM_NULL {
+                    self.null_group
+                } else {
+                    ints.find(vals[i], h, &self.norm_vals[0]).unwrap_or(NO_GROUP)
+                };
+                groups.push(g);
+            }
+            return;
+        }
         for (i, &h) in hashes.iter().enumerate() {
             if same_as_previous(&norms, i, hashes) {
                 groups.push(groups[i - 1]);
@@ -1028,6 +1110,63 @@ mod tests {
         assert_eq!(hashes[1], hashes[4]);
         assert_ne!(hashes[1], hashes[0]);
         assert_eq!(t.len(), 3);
+    }
+
+    fn int8s(v: &[Option<i64>]) -> Column {
+        let mut c = Column::new(PhysType::I64, v.len());
+        for (i, x) in v.iter().enumerate() {
+            match x {
+                Some(x) => c.values.set_datum(i, *x as usize),
+                None => c.validity.set(i, false),
+            }
+        }
+        c
+    }
+
+    /// The single-integer-key index against the general table (the same
+    /// keys with a constant second key): equal group numbers for assign and
+    /// lookup, with NULLs, runs, rows skipped, keys beyond 32 bits whose low
+    /// bits equal others' (from batch 40 on), and growth past many batches.
+    #[test]
+    fn one_integer_key_groups_as_the_general_table_does() {
+        let mut one = GroupTable::new(&[KeyKind::Int]);
+        let mut two = GroupTable::new(&[KeyKind::Int, KeyKind::Int]);
+        assert!(one.ints.is_some() && two.ints.is_none());
+        let zeros = ints(&[Some(0); 1024]);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (mut a, mut b) = (vec![], vec![]);
+        for batch in 0..60 {
+            let keys: Vec<Option<i64>> = (0..1024)
+                .map(|i| match next() % 50 {
+                    0 => None,
+                    // runs of one key, as a join's matches come
+                    1..=5 if i > 0 => Some(batch * 1000 + i / 8),
+                    6..=9 if batch >= 40 => {
+                        Some((next() % 40_000) as i64 - 20_000 + ((next() % 3) as i64 - 1) * (1 << 32))
+                    }
+                    _ => Some((next() % 40_000) as i64 - 20_000),
+                })
+                .collect();
+            let col = int8s(&keys);
+            let rows: Vec<RowIdx> = (0..1024).filter(|r| r % 7 != 3).collect();
+            let made = unsafe { one.assign(&[&col], &rows, &mut a) };
+            assert_eq!(made, unsafe { two.assign(&[&col, &zeros], &rows, &mut b) });
+            assert_eq!(a, b, "batch {batch}");
+            let (mut ha, mut hb) = (vec![], vec![]);
+            let probe = int8s(&keys.iter().map(|k| k.map(|k| k + 7)).collect::<Vec<_>>());
+            unsafe { one.lookup(&[&probe], &rows, &mut a, &mut ha) };
+            unsafe { two.lookup(&[&probe, &zeros], &rows, &mut b, &mut hb) };
+            assert_eq!(a, b, "lookup, batch {batch}");
+        }
+        assert!(one.len() > 30_000, "{} groups", one.len());
+        assert!(one.ints.as_ref().is_some_and(|x| x.is_wide()));
+        assert_eq!(one.fixed_key(0, 0), two.fixed_key(0, 0));
     }
 
     #[test]

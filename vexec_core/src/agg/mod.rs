@@ -7,6 +7,7 @@ pub mod collated;
 pub mod distinct_rows;
 pub mod encoded;
 pub mod groups;
+mod int_index;
 pub mod state_bytes;
 
 pub use accum::{Accumulator, AggError, AggResult, MomentsFinal, TextOrder, Transition};
