@@ -117,6 +117,35 @@ SELECT agg_same($$SELECT id % 1500, string_agg(DISTINCT t, ','), array_agg(DISTI
 RESET work_mem;
 DROP TABLE vfnd;
 
+-- DISTINCT over char(n): every value is padded to n characters, so equal
+-- values are identical ('ab' and 'ab  ' are stored alike); fed in
+-- bpcharcmp's order, trailing blanks aside (chr(1) sorts after a blank
+-- byte-wise but after the end of the trimmed value here), in C and en_US.
+-- A bpchar without a length keeps its blanks as given: refused.
+CREATE TABLE vfch (id int, k int, c char(4) COLLATE "C", e char(3) COLLATE "en_US", b bpchar);
+INSERT INTO vfch SELECT g, g % 4,
+  CASE WHEN g % 23 = 0 THEN NULL
+       ELSE (ARRAY['ab', 'ab  ', 'a', '', 'b', 'ab' || chr(1), 'Ab', 'é', 'éa', ' a'])[g % 10 + 1] END,
+  CASE WHEN g % 19 = 0 THEN NULL ELSE (ARRAY['b', 'B', 'a', 'é', 'e', 'A', ''])[g % 7 + 1] END,
+  (ARRAY['x', 'x ', 'y'])[g % 3 + 1]
+FROM generate_series(1, 3000) g;
+ANALYZE vfch;
+SET vexec.mode = force;
+EXPLAIN (VEXEC, COSTS OFF) SELECT k, string_agg(DISTINCT c, '|'), array_agg(DISTINCT e) FROM vfch GROUP BY k;
+EXPLAIN (VEXEC, COSTS OFF) SELECT array_agg(DISTINCT b) FROM vfch;
+RESET vexec.mode;
+SELECT agg_same($$SELECT k, string_agg(DISTINCT c, '|'), array_agg(DISTINCT e), count(DISTINCT c) FROM vfch GROUP BY k$$);
+SELECT agg_same($$SELECT string_agg(DISTINCT c, '|'), array_agg(DISTINCT c), string_agg(DISTINCT e, ',') FROM vfch$$);
+SELECT agg_same($$SELECT k, array_agg(DISTINCT c COLLATE "en_US"), array_agg(DISTINCT e COLLATE "C") FROM vfch GROUP BY k$$);
+SELECT agg_same($$SELECT string_agg(DISTINCT c, '|') FROM vfch WHERE k < 0$$);
+SET work_mem = '64kB';
+SET vexec.mode = force;
+SELECT vecagg_spilled($$SELECT id % 900, string_agg(DISTINCT c, '|'), array_agg(DISTINCT e) FROM vfch GROUP BY 1$$);
+RESET vexec.mode;
+SELECT agg_same($$SELECT id % 900, string_agg(DISTINCT c, '|'), array_agg(DISTINCT e) FROM vfch GROUP BY 1$$);
+RESET work_mem;
+DROP TABLE vfch;
+
 SELECT agg_same($$SELECT vf_sum(a), vf_first(t), vf_first(a), vf_count_nulls(a), vf_cat_len(t), vf_pairs(a, b) FROM vf$$);
 SELECT agg_same($$SELECT k, vf_sum(a), vf_first(t), vf_first(c), vf_count_nulls(a), vf_cat(t), vf_pairs(a, b), count(*), sum(a) FROM vf GROUP BY k$$);
 SELECT agg_same($$SELECT t, vf_cat(t), vf_first(x), min(c), max(c), bit_and(flags), bit_or(flags) FROM vf GROUP BY t$$);

@@ -366,7 +366,7 @@ impl FmgrAgg {
                     .map(|(&t, typmod)| {
                         let kind = crate::plan::agg::distinct_arg_kind(t, a.inputcollid, typmod)
                             .expect("the planner checked the DISTINCT argument types");
-                        let by_collation = kind == KeyKind::Bytes
+                        let by_collation = matches!(kind, KeyKind::Bytes | KeyKind::Bpchar)
                             && t != pg_sys::BYTEAOID
                             && !crate::expr::compile::collation_allows(a.inputcollid, false);
                         (kind, by_collation.then_some(a.inputcollid))
@@ -452,6 +452,14 @@ impl FmgrAgg {
                 .args
                 .iter()
                 .map(|&(kind, coll)| -> Box<dyn Fn(&[u8], &[u8]) -> std::cmp::Ordering> {
+                    // bpcharcmp: without the trailing blanks.
+                    let trim = move |b: &[u8]| -> usize {
+                        if kind == KeyKind::Bpchar {
+                            b.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1)
+                        } else {
+                            b.len()
+                        }
+                    };
                     match coll {
                         // By value (numeric_cmp); the table only holds
                         // values that decoded as numerics.
@@ -461,14 +469,14 @@ impl FmgrAgg {
                         Some(collid) => Box::new(move |a: &[u8], b: &[u8]| {
                             pg_sys::varstr_cmp(
                                 a.as_ptr().cast(),
-                                a.len() as i32,
+                                trim(a) as i32,
                                 b.as_ptr().cast(),
-                                b.len() as i32,
+                                trim(b) as i32,
                                 collid,
                             )
                             .cmp(&0)
                         }),
-                        None => Box::new(|a: &[u8], b: &[u8]| a.cmp(b)),
+                        None => Box::new(move |a: &[u8], b: &[u8]| a[..trim(a)].cmp(&b[..trim(b)])),
                     }
                 })
                 .collect();

@@ -258,10 +258,12 @@ unsafe fn fmgr_distinct(
 /// How the argument of a DISTINCT aggregate run through fmgr is kept and
 /// ordered: integer-like types (by their signed value, which is their
 /// order), text and varchar under a deterministic collation, bytea and
-/// uuid (equal exactly when their bytes are), and numeric of a declared
+/// uuid (equal exactly when their bytes are), numeric of a declared
 /// scale (`typmod`: a `numeric(p, s)` column or cast, whose values all have
-/// display scale s, so 1.0 and 1.00 cannot both occur; ordered by value).
-/// None for the other types.
+/// display scale s, so 1.0 and 1.00 cannot both occur; ordered by value),
+/// and char(n) under a deterministic collation (every value is padded to n
+/// characters, so 'a' and 'a ' cannot both occur; ordered as bpcharcmp,
+/// without the trailing blanks). None for the other types.
 pub(crate) fn distinct_arg_kind(t: pg_sys::Oid, collid: pg_sys::Oid, typmod: i32) -> Option<KeyKind> {
     use pg_sys::{
         BOOLOID, BYTEAOID, DATEOID, INT2OID, INT4OID, INT8OID, NUMERICOID, TEXTOID, TIMEOID, TIMESTAMPOID,
@@ -281,6 +283,14 @@ pub(crate) fn distinct_arg_kind(t: pg_sys::Oid, collid: pg_sys::Oid, typmod: i32
         }
         BYTEAOID => Some(KeyKind::Bytes),
         pg_sys::UUIDOID => Some(KeyKind::Uuid),
+        // bpchar's typmod is n + VARHDRSZ; -1 (no length) keeps blanks as given.
+        pg_sys::BPCHAROID
+            if typmod >= pg_sys::VARHDRSZ as i32
+                && collid != pg_sys::InvalidOid
+                && crate::expr::compile::collation_allows(collid, true) =>
+        {
+            Some(KeyKind::Bpchar)
+        }
         _ => None,
     }
 }

@@ -9,7 +9,9 @@
 //! checks it): which of two equal but different values PostgreSQL keeps
 //! (1.0 or 1.00, -0 or 0) depends on its sort's order among equals. Numeric
 //! qualifies only where the host knows every value has one display scale
-//! (a `numeric(p, s)` argument); its values are kept as their bytes.
+//! (a `numeric(p, s)` argument); its values are kept as their bytes. So
+//! does bpchar where every value is padded to one length (a `char(n)`
+//! argument): equal under bpchareq, they are byte for byte the same.
 
 use std::cmp::Ordering;
 
@@ -37,11 +39,12 @@ pub enum ArgValue<'a> {
 }
 
 impl DistinctRows {
-    /// For arguments of kinds `Int`, `Bytes`, `Uuid` or `Numeric`.
+    /// For arguments of kinds `Int`, `Bytes`, `Bpchar`, `Uuid` or `Numeric`.
     pub fn new(arg_kinds: &[KeyKind]) -> DistinctRows {
-        assert!(arg_kinds
-            .iter()
-            .all(|k| matches!(k, KeyKind::Int | KeyKind::Bytes | KeyKind::Uuid | KeyKind::Numeric)));
+        assert!(arg_kinds.iter().all(|k| matches!(
+            k,
+            KeyKind::Int | KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Uuid | KeyKind::Numeric
+        )));
         let kinds: Vec<KeyKind> = std::iter::once(KeyKind::Int).chain(arg_kinds.iter().copied()).collect();
         DistinctRows {
             table: GroupTable::new(&kinds),
