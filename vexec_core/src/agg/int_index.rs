@@ -183,7 +183,7 @@ mod tests {
     #[test]
     fn reserve_keeps_the_groups() {
         let mut idx = IntIndex::default();
-        let h = |k: i64| k as u64 * 0x9e37_79b9_7f4a_7c15;
+        let h = |k: i64| (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
         for k in 0..100 {
             idx.insert(k, h(k), k as u32, |g| h(g as i64));
         }
