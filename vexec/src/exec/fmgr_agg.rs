@@ -455,7 +455,7 @@ impl FmgrAgg {
                     // bpcharcmp: without the trailing blanks.
                     let trim = move |b: &[u8]| -> usize {
                         if kind == KeyKind::Bpchar {
-                            b.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1)
+                            vexec_core::expr::kernels::cmp::trim_blanks(b).len()
                         } else {
                             b.len()
                         }

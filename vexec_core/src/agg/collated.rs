@@ -88,7 +88,7 @@ impl SortKeyColumn {
             // SAFETY: valid values are plain varlenas (the caller's promise).
             let mut value = unsafe { varlena::bytes(col.values.datum(r) as *const u8) };
             if trim_blanks {
-                value = &value[..value.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1)];
+                value = crate::expr::kernels::cmp::trim_blanks(value);
             }
             self.arena.push(r, |buf| {
                 let start = buf.len();

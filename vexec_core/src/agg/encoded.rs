@@ -23,6 +23,7 @@
 use super::collated::KeyArena;
 use super::groups::{interval_span, KeyKind};
 use crate::batch::{varlena, Column, RowIdx};
+use crate::expr::kernels::cmp::trim_blanks;
 
 /// How an array's elements or a range's bounds are stored and compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,12 +150,12 @@ fn encode_elem(v: &Value<'_>, off: usize, e: ElemType, out: &mut Vec<u8>) -> Res
             out.extend_from_slice(&bits.to_le_bytes());
         }
         KeyKind::Bytes | KeyKind::Bpchar => {
-            let keep = match e.kind {
-                KeyKind::Bpchar => value.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1),
-                _ => value.len(),
+            let kept = match e.kind {
+                KeyKind::Bpchar => trim_blanks(value),
+                _ => value,
             };
-            out.extend_from_slice(&(keep as u32).to_le_bytes());
-            out.extend_from_slice(&value[..keep]);
+            out.extend_from_slice(&(kept.len() as u32).to_le_bytes());
+            out.extend_from_slice(kept);
         }
         KeyKind::Numeric => match crate::numeric::key_view(value) {
             Some((head, digits)) => {

@@ -36,6 +36,7 @@ use std::hash::BuildHasher;
 
 use super::int_index::IntIndex;
 use crate::batch::{varlena, Column, RowIdx, Values};
+use crate::expr::kernels::cmp::trim_blanks;
 
 /// How many rows ahead of the probe the single-integer-key paths prefetch
 /// the slot of a row's key (enough to overlap the cache misses of a batch
@@ -285,10 +286,7 @@ fn normalized(kind: KeyKind, k: KeyRef<'_>) -> KeyRef<'_> {
         (KeyKind::Float4 | KeyKind::Float8, KeyRef::Fixed(bits)) => {
             KeyRef::Fixed(float_bits(f64::from_bits(bits as u64)))
         }
-        (KeyKind::Bpchar, KeyRef::Bytes(b)) => {
-            let keep = b.iter().rposition(|&c| c != b' ').map_or(0, |p| p + 1);
-            short_bytes(&b[..keep])
-        }
+        (KeyKind::Bpchar, KeyRef::Bytes(b)) => short_bytes(trim_blanks(b)),
         (KeyKind::Bytes, KeyRef::Bytes(b)) => short_bytes(b),
         (KeyKind::Interval, KeyRef::Bytes(b)) => KeyRef::Wide(interval_span(b)),
         (KeyKind::Numeric, KeyRef::Bytes(b)) => match crate::numeric::key_view(b) {
@@ -758,13 +756,6 @@ impl GroupTable {
         let norms = unsafe { self.row_keys(cols, rows) };
         self.hash_keys(&norms, rows.len(), hashes);
         groups.clear();
-        let single_fixed = single_fixed(&norms);
-        let stored = Stored {
-            kinds: &self.kinds,
-            keys: &self.keys,
-            norm_vals: &self.norm_vals,
-            norm_tags: &self.norm_tags,
-        };
         if let Some(ints) = &self.ints {
             let (tags, vals) = (&norms[0].tags, &norms[0].vals);
             for (i, &h) in hashes.iter().enumerate() {
@@ -782,6 +773,13 @@ impl GroupTable {
             }
             return;
         }
+        let single_fixed = single_fixed(&norms);
+        let stored = Stored {
+            kinds: &self.kinds,
+            keys: &self.keys,
+            norm_vals: &self.norm_vals,
+            norm_tags: &self.norm_tags,
+        };
         for (i, &h) in hashes.iter().enumerate() {
             if same_as_previous(&norms, i, hashes) {
                 groups.push(groups[i - 1]);

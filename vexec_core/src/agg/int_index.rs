@@ -7,8 +7,9 @@
 //! a probe usually touches one cache line, where the general table reads a
 //! control byte, a group number and then the group's key elsewhere: three
 //! dependent cache misses per row once the groups outgrow the caches. Past
-//! that, a match of the low bits is confirmed against the group's key. Callers also [`IntIndex::prefetch`] the slot
-//! of a row a few rows ahead, so that the misses of a batch overlap.
+//! that, a match of the low bits is confirmed against the group's key.
+//! Callers also [`IntIndex::prefetch`] the slot of a row a few rows ahead,
+//! so that the misses of a batch overlap.
 
 /// No group in this slot.
 const EMPTY: u32 = u32::MAX;
