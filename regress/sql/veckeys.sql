@@ -1,4 +1,4 @@
--- Arrays, ranges, multiranges and jsonb as group keys, count(DISTINCT)
+-- Arrays, ranges, multiranges, jsonb and composite types as group keys, count(DISTINCT)
 -- arguments and hash join keys: compared through a canonical encoding
 -- (array_eq: dimensions, lower bounds, NULL elements equal; range_eq:
 -- emptiness, bounds and their inclusiveness; multirange_eq: each range as
@@ -68,7 +68,7 @@ SET vexec.mode = force;
 EXPLAIN (COSTS OFF) SELECT ia, count(*) FROM vk GROUP BY ia;
 EXPLAIN (COSTS OFF) SELECT nr, count(DISTINCT ta) FROM vk GROUP BY nr;
 -- Not vectorized, with the reason: elements under a nondeterministic
--- collation, element types without a vector key, records.
+-- collation, element types without a vector key, anonymous records.
 CREATE COLLATION vk_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
 EXPLAIN (VEXEC, COSTS OFF) SELECT ARRAY[ta[1] COLLATE vk_ci] AS k, count(*) FROM vk GROUP BY 1;
 EXPLAIN (VEXEC, COSTS OFF) SELECT ARRAY[to_jsonb(id % 3)] AS k, count(*) FROM vk GROUP BY 1;
@@ -157,6 +157,48 @@ SELECT join_same($$SELECT a.id FROM vk a WHERE NOT EXISTS (SELECT FROM vk b WHER
 SET vexec.mode = force;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM vk a JOIN vk b ON a.nr = b.nr;
 RESET vexec.mode;
+-- Composite keys (record_eq): field by field with each type's equality
+-- (numeric by value, -0 = 0, bpchar without trailing blanks, text by
+-- bytes), NULL fields equal to each other, attributes added to the type
+-- after a value was written read as NULL, dropped ones stepped over;
+-- compressed fields (a row built from a compressed column keeps it
+-- compressed) read decompressed.
+CREATE TYPE vk_rec AS (n numeric, f float8, c char(4), t text, d date);
+CREATE TYPE vk_big AS (k int, b text);
+CREATE TABLE vkr (id int, r vk_rec, big text);
+INSERT INTO vkr SELECT g,
+  CASE WHEN g % 17 = 0 THEN NULL
+       ELSE ROW(round((g % 3)::numeric, (g / 3) % 3), (ARRAY['-0', '0', '1.5'])[1 + (g / 2) % 3]::float8,
+                (ARRAY['ab', 'ab  ', NULL])[1 + (g / 5) % 3], 'x' || g % 2, date '2020-01-01' + g % 2)::vk_rec END,
+  repeat('z', 3000 + g % 2)
+FROM generate_series(1, 3000) g;
+ALTER TYPE vk_rec ADD ATTRIBUTE e int;
+INSERT INTO vkr SELECT g, ROW(1.0, 0, 'ab', 'x0', date '2020-01-01', CASE WHEN g % 2 = 0 THEN NULL ELSE 1 END)::vk_rec, 'y'
+FROM generate_series(3001, 3100) g;
+ALTER TYPE vk_rec DROP ATTRIBUTE f;
+ANALYZE vkr;
+SET enable_sort = off;
+SELECT agg_same($$SELECT r, count(*), min(id) FROM vkr GROUP BY r$$);
+SELECT agg_same($$SELECT (r).e, r, count(*) FROM vkr WHERE id > 2900 GROUP BY r$$);
+SELECT agg_same($$SELECT (k).k, length((k).b), c, m FROM (SELECT ROW(id % 3, big)::vk_big AS k, count(*) AS c, max(id) AS m FROM vkr GROUP BY 1) s$$);
+RESET enable_sort;
+SELECT agg_same($$SELECT count(DISTINCT r), count(DISTINCT ROW(id % 4, big)::vk_big) FROM vkr$$);
+SELECT join_same($$SELECT a.id, b.id FROM vkr a JOIN vkr b ON a.r = b.r WHERE a.id % 10 = 0$$);
+SELECT join_same($$SELECT a.id, b.id FROM vkr a LEFT JOIN vkr b ON a.r = b.r AND b.id < 50 WHERE a.id < 300$$);
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF) SELECT r, count(*) FROM vkr GROUP BY r;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM vkr a JOIN vkr b ON a.r = b.r;
+-- Not vectorized: a field without a vector key.
+CREATE TYPE vk_jrec AS (j jsonb, i int);
+EXPLAIN (VEXEC, COSTS OFF) SELECT ROW(to_jsonb(id), 1)::vk_jrec AS k, count(*) FROM vkr GROUP BY 1;
+-- Past work_mem: 20,000 composite groups spill and come back whole.
+SET work_mem = '64kB';
+SELECT vecagg_spilled($$SELECT ROW(id % 20000, 'v' || id % 20000 / 7)::vk_big AS k, count(*) FROM vkbig GROUP BY 1$$);
+SELECT agg_same($$SELECT count(*), sum(c), min(c), max(c), count(DISTINCT (k).b) FROM (SELECT ROW(id % 20000, 'v' || id % 20000 / 7)::vk_big AS k, count(*) AS c FROM vkbig GROUP BY 1) s$$);
+RESET work_mem;
+RESET vexec.mode;
+DROP TABLE vkr;
+DROP TYPE vk_rec, vk_big, vk_jrec;
 RESET enable_nestloop;
 RESET enable_mergejoin;
 DROP TABLE vk, vkbig, vkv, vkj;

@@ -5,7 +5,7 @@
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::agg::encoded::EncodedKeyColumn;
+use vexec_core::agg::encoded::{EncodedKeyColumn, Encoding, Malformed};
 use vexec_core::agg::KeyKind;
 use vexec_core::batch::{Column, RowIdx};
 
@@ -14,6 +14,14 @@ use crate::exec::collate::SortKeys;
 pub(crate) enum HostKeys {
     Sorted(SortKeys),
     Encoded(EncodedKeyColumn),
+    /// Values of a composite type: encoded, or first rebuilt with their
+    /// fields decompressed (in `flat_cxt`, reset per batch) when a field is
+    /// compressed.
+    Record {
+        keys: EncodedKeyColumn,
+        typid: pg_sys::Oid,
+        flat_cxt: pg_sys::MemoryContext,
+    },
 }
 
 impl HostKeys {
@@ -38,6 +46,20 @@ impl HostKeys {
                         .ok()
                         .flatten()
                         .unwrap_or_else(|| error!("vexec: no key encoding for type {}", u32::from(typid)));
+                    if matches!(encoding, Encoding::Record(_)) {
+                        let flat_cxt = pg_sys::AllocSetContextCreateInternal(
+                            pg_sys::CurrentMemoryContext,
+                            c"vexec decompressed composite keys".as_ptr(),
+                            0,
+                            8 * 1024,
+                            8 * 1024 * 1024,
+                        );
+                        return Some(HostKeys::Record {
+                            keys: EncodedKeyColumn::new(encoding),
+                            typid,
+                            flat_cxt,
+                        });
+                    }
                     Some(HostKeys::Encoded(EncodedKeyColumn::new(encoding)))
                 }
                 _ => None,
@@ -54,15 +76,14 @@ impl HostKeys {
         unsafe {
             match self {
                 HostKeys::Sorted(s) => s.column(col, rows),
-                HostKeys::Encoded(e) => match e.build(col, rows) {
-                    Ok(c) => c,
-                    Err(m) => {
-                        ereport!(
-                            ERROR,
-                            PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
-                            format!("vexec: a group or join key value is malformed: {}", m.0)
-                        );
+                HostKeys::Encoded(e) => malformed_is_error(e.build(col, rows)),
+                HostKeys::Record { keys, typid, flat_cxt } => match keys.build(col, rows) {
+                    Err(m) if m == Malformed::TOASTED_FIELD => {
+                        pg_sys::MemoryContextReset(*flat_cxt);
+                        let flat = decompressed_records(col, rows, *typid, *flat_cxt);
+                        malformed_is_error(keys.build(&flat, rows))
                     }
+                    built => malformed_is_error(built),
                 },
             }
         }
@@ -71,7 +92,7 @@ impl HostKeys {
     pub(crate) fn bytes_used(&self) -> usize {
         match self {
             HostKeys::Sorted(s) => s.bytes_used(),
-            HostKeys::Encoded(e) => e.bytes_used(),
+            HostKeys::Encoded(e) | HostKeys::Record { keys: e, .. } => e.bytes_used(),
         }
     }
 }
@@ -90,4 +111,71 @@ pub(crate) unsafe fn for_kinds(
         .zip(types.into_iter().zip(collations))
         .map(|(&k, (typ, coll))| unsafe { HostKeys::for_kind(k, typ, coll) })
         .collect()
+}
+
+fn malformed_is_error(built: Result<Column, Malformed>) -> Column {
+    match built {
+        Ok(c) => c,
+        Err(m) => {
+            ereport!(
+                ERROR,
+                PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+                format!("vexec: a group or join key value is malformed: {}", m.0)
+            );
+        }
+    }
+}
+
+/// `col`'s composite values among `rows` (of type `typid`) rebuilt, in
+/// `cxt`, with their varlena fields decompressed and fetched: the same
+/// values to record_eq, in the form the key encoding reads.
+///
+/// # Safety
+/// `col`'s valid values among `rows` are composite Datums of type `typid`.
+unsafe fn decompressed_records(
+    col: &Column,
+    rows: &[RowIdx],
+    typid: pg_sys::Oid,
+    cxt: pg_sys::MemoryContext,
+) -> Column {
+    unsafe {
+        let old = pg_sys::MemoryContextSwitchTo(cxt);
+        let desc = pg_sys::lookup_rowtype_tupdesc(typid, -1);
+        let natts = (*desc).natts as usize;
+        let mut values = vec![pg_sys::Datum::from(0usize); natts];
+        let mut nulls = vec![false; natts];
+        let mut out = col.clone();
+        for &r in rows {
+            let r = r as usize;
+            if !col.is_valid(r) {
+                continue;
+            }
+            let header = pg_sys::pg_detoast_datum(col.values.datum(r) as *mut pg_sys::varlena)
+                as pg_sys::HeapTupleHeader;
+            let mut tuple: pg_sys::HeapTupleData = std::mem::zeroed();
+            tuple.t_len = varsize_4b(header.cast());
+            tuple.t_data = header;
+            pg_sys::heap_deform_tuple(&mut tuple, desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+            for i in 0..natts {
+                let att = pg_sys::TupleDescAttr(desc, i as i32);
+                if !nulls[i] && !(*att).attisdropped && (*att).attlen == -1 {
+                    values[i] = pg_sys::Datum::from(pg_sys::pg_detoast_datum_packed(
+                        values[i].cast_mut_ptr::<pg_sys::varlena>(),
+                    ));
+                }
+            }
+            let flat = pg_sys::heap_form_tuple(desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+            out.values.set_datum(r, pg_sys::heap_copy_tuple_as_datum(flat, desc).value());
+        }
+        if (*desc).tdrefcount >= 0 {
+            pg_sys::DecrTupleDescRefCount(desc); // ReleaseTupleDesc
+        }
+        pg_sys::MemoryContextSwitchTo(old);
+        out
+    }
+}
+
+/// The length word of a 4-byte-header varlena.
+unsafe fn varsize_4b(p: *const u8) -> u32 {
+    unsafe { (std::ptr::read_unaligned(p as *const u32) >> 2) & 0x3fff_ffff }
 }

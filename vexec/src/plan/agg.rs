@@ -26,7 +26,7 @@ use std::ffi::CStr;
 use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::agg::encoded::{ElemType, Encoding};
+use vexec_core::agg::encoded::{ElemType, Encoding, RecordField};
 use vexec_core::agg::{KeyKind, MomentsFinal, Transition};
 use vexec_core::report::{Alternative, Verdict};
 
@@ -629,7 +629,8 @@ unsafe fn by_value_image_equality(typid: pg_sys::Oid, collid: pg_sys::Oid) -> bo
 /// How keys of `typid` under `collid` are encoded for the group table, when
 /// it is an array, range or multirange type whose equality is array_eq,
 /// range_eq or multirange_eq over elements (bounds) of a key kind compared
-/// natively, or jsonb with jsonb_eq (None for other types), or why it
+/// natively, a composite type compared by record_eq whose fields are of
+/// such kinds, or jsonb with jsonb_eq (None for other types), or why it
 /// cannot be.
 pub(crate) unsafe fn encoding_of(
     typid: pg_sys::Oid,
@@ -706,6 +707,46 @@ pub(crate) unsafe fn encoding_of(
             }
             let e = elem_type(sub, (*tc).rng_collation, "group key bounds")?;
             return Ok(Some(if multi { Encoding::Multirange(e) } else { Encoding::Range(e) }));
+        }
+        if typtype == pg_sys::TYPTYPE_COMPOSITE && typid != pg_sys::RECORDOID {
+            // record_eq: field by field, each with its type's equality under
+            // the attribute's collation.
+            if eq_func(typid) != pg_sys::Oid::from(pg_sys::F_RECORD_EQ) {
+                return Ok(None);
+            }
+            let desc = (*pg_sys::lookup_type_cache(typid, pg_sys::TYPECACHE_TUPDESC as i32)).tupDesc;
+            if desc.is_null() {
+                return Ok(None);
+            }
+            let mut fields = Vec::with_capacity((*desc).natts as usize);
+            for i in 0..(*desc).natts {
+                let att = pg_sys::TupleDescAttr(desc, i);
+                let align = match (*att).attalign as u8 {
+                    b'c' => 1,
+                    b's' => 2,
+                    b'i' => 4,
+                    _ => 8,
+                };
+                let field = if (*att).attisdropped {
+                    RecordField::dropped((*att).attlen, align).ok_or_else(|| {
+                        format!("group key of type {} (a dropped attribute)", type_name(typid))
+                    })?
+                } else {
+                    let t = (*att).atttypid;
+                    RecordField::Kept(elem_type(t, (*att).attcollation, "group key fields").map_err(
+                        |_| {
+                            let name = CStr::from_ptr((*att).attname.data.as_ptr()).to_string_lossy();
+                            format!(
+                                "group key of type {} (its field {name} of type {})",
+                                type_name(typid),
+                                type_name(t)
+                            )
+                        },
+                    )?)
+                };
+                fields.push(field);
+            }
+            return Ok(Some(Encoding::Record(fields.into())));
         }
         Ok(None)
     }

@@ -8,6 +8,9 @@
 //! - A range (range_eq): whether it is empty, which bounds are infinite and
 //!   which finite ones inclusive, then the finite bounds' keys (bounds
 //!   compare with the subtype's btree comparison).
+//! - A composite value (record_eq): per attribute of its type, dropped ones
+//!   aside, a NULL mark or the field's key (NULL fields are equal to each
+//!   other there; attributes past the tuple's own count are NULL).
 //!
 //! An element or bound is encoded as the group table normalises a key of
 //! its kind ([`KeyKind`]): integers by value, floats with `-0 = 0` and one
@@ -53,18 +56,47 @@ impl ElemType {
     }
 }
 
-/// What a key column holds.
+/// An attribute of a composite type, as its values store it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordField {
+    /// A live attribute, compared by its key.
+    Kept(ElemType),
+    /// A dropped attribute: old values may still hold bytes for it, which
+    /// are stepped over (typlen: 1, 2, 4, 8 or 16 by value or reference, or
+    /// -1; typalign in bytes).
+    Dropped { len: i16, align: usize },
+}
+
+impl RecordField {
+    /// A dropped attribute of typlen `len` and typalign `align`, when its
+    /// bytes can be stepped over (not a C string).
+    pub fn dropped(len: i16, align: usize) -> Option<RecordField> {
+        ((len == -1 || len > 0) && matches!(align, 1 | 2 | 4 | 8))
+            .then_some(RecordField::Dropped { len, align })
+    }
+}
+
+/// What a key column holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Encoding {
     Array(ElemType),
     Range(ElemType),
     Multirange(ElemType),
     Jsonb,
+    /// A composite type's values, its attributes in order.
+    Record(std::sync::Arc<[RecordField]>),
 }
 
 /// Why a value could not be read (a corrupt value: an ERROR for the host).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Malformed(pub &'static str);
+
+impl Malformed {
+    /// A composite value holding a compressed or external field (heap_form_tuple
+    /// keeps fields as it is given them): not corrupt, the host decompresses
+    /// its fields and encodes it again.
+    pub const TOASTED_FIELD: Malformed = Malformed("a compressed or external field");
+}
 
 // Range flags (rangetypes.h).
 const RANGE_EMPTY: u8 = 0x01;
@@ -98,6 +130,27 @@ fn align_to(off: usize, align: usize) -> usize {
     (off + align - 1) & !(align - 1)
 }
 
+/// The length of the varlena `bytes` start with, header included, read
+/// from its 1-byte or 4-byte header (compressed or not); a TOAST pointer or
+/// a length past `bytes` is an error.
+fn varlena_len(bytes: &[u8]) -> Result<usize, Malformed> {
+    let first = *bytes.first().ok_or(Malformed("truncated varlena"))?;
+    let total = if first & 0x01 == 0x01 {
+        if first == 0x01 {
+            return Err(Malformed("a TOAST pointer inside a value"));
+        }
+        ((first >> 1) & 0x7f) as usize
+    } else {
+        let word =
+            u32::from_le_bytes(bytes.get(..4).ok_or(Malformed("truncated varlena"))?.try_into().unwrap());
+        ((word >> 2) & 0x3fff_ffff) as usize
+    };
+    if total == 0 || total > bytes.len() {
+        return Err(Malformed("truncated varlena"));
+    }
+    Ok(total)
+}
+
 /// Encode the element of type `e` at struct offset `off` of `v`; returns the
 /// offset after it.
 fn encode_elem(v: &Value<'_>, off: usize, e: ElemType, out: &mut Vec<u8>) -> Result<usize, Malformed> {
@@ -106,21 +159,11 @@ fn encode_elem(v: &Value<'_>, off: usize, e: ElemType, out: &mut Vec<u8>) -> Res
         let n = e.len as usize;
         (bytes.get(..n).ok_or(Malformed("truncated element"))?, n)
     } else {
-        let first = *bytes.first().ok_or(Malformed("truncated element"))?;
-        let total = if first & 0x01 == 0x01 {
-            if first == 0x01 {
-                return Err(Malformed("a TOAST pointer inside a value"));
-            }
-            ((first >> 1) & 0x7f) as usize
-        } else {
-            if first & 0x03 != 0 {
-                return Err(Malformed("a compressed element"));
-            }
-            let word =
-                u32::from_le_bytes(bytes.get(..4).ok_or(Malformed("truncated element"))?.try_into().unwrap());
-            ((word >> 2) & 0x3fff_ffff) as usize
-        };
-        let whole = bytes.get(..total).filter(|_| total >= 1).ok_or(Malformed("truncated element"))?;
+        if bytes.first().is_some_and(|&b| b & 0x03 == 0x02) {
+            return Err(Malformed("a compressed element"));
+        }
+        let total = varlena_len(bytes)?;
+        let whole = &bytes[..total];
         // SAFETY: `whole` is a whole plain varlena.
         (unsafe { varlena::bytes(whole.as_ptr()) }, total)
     };
@@ -303,6 +346,91 @@ pub fn encode_multirange(payload: &[u8], e: ElemType, out: &mut Vec<u8>) -> Resu
     Ok(())
 }
 
+// HeapTupleHeader fields of a composite Datum (htup_details.h), as struct
+// offsets from the start of a value with a 4-byte header.
+const TUP_INFOMASK2: usize = 18;
+const TUP_INFOMASK: usize = 20;
+const TUP_HOFF: usize = 22;
+const TUP_BITS: usize = 23;
+const HEAP_HASNULL: u16 = 0x0001;
+const HEAP_NATTS_MASK: u16 = 0x07FF;
+
+/// The struct offset after a value of typlen `len` starting at struct offset
+/// `off` of `v` (a varlena's length from its header).
+fn value_end(v: &Value<'_>, off: usize, len: i16) -> Result<usize, Malformed> {
+    if len > 0 {
+        return Ok(off + len as usize);
+    }
+    Ok(off + varlena_len(v.at(off)?)?)
+}
+
+/// Append the canonical encoding of the composite value whose payload is
+/// `payload` (a HeapTupleHeader after its length word), of a type whose
+/// attributes are `fields`: equal exactly when record_eq finds the values
+/// equal (field by field with each type's equality, NULL equal to NULL).
+/// Attributes are aligned as heap tuples align them: fixed-length ones to
+/// their typalign, a varlena only when it does not start with a 1-byte
+/// header (a nonzero first byte; padding is zeros).
+pub fn encode_record(payload: &[u8], fields: &[RecordField], out: &mut Vec<u8>) -> Result<(), Malformed> {
+    let v = Value { payload };
+    let u16_at = |off: usize| -> Result<u16, Malformed> {
+        let b = v.at(off)?.get(..2).ok_or(Malformed("truncated tuple header"))?;
+        Ok(u16::from_le_bytes(b.try_into().unwrap()))
+    };
+    let natts = (u16_at(TUP_INFOMASK2)? & HEAP_NATTS_MASK) as usize;
+    let has_nulls = u16_at(TUP_INFOMASK)? & HEAP_HASNULL != 0;
+    let hoff = *v.at(TUP_HOFF)?.first().ok_or(Malformed("truncated tuple header"))? as usize;
+    let bits = if has_nulls {
+        Some(v.at(TUP_BITS)?.get(..natts.div_ceil(8)).ok_or(Malformed("truncated null bitmap"))?)
+    } else {
+        None
+    };
+    if hoff < TUP_BITS || bits.is_some_and(|b| TUP_BITS + b.len() > hoff) {
+        return Err(Malformed("a tuple header overlapping its data"));
+    }
+    let mut off = hoff;
+    for (i, f) in fields.iter().enumerate() {
+        let kept = match f {
+            RecordField::Kept(_) => true,
+            RecordField::Dropped { .. } => false,
+        };
+        // Past the tuple's attributes (added to the type since) or NULL.
+        if i >= natts || bits.is_some_and(|b| b[i / 8] & (1 << (i % 8)) == 0) {
+            if kept {
+                out.push(0);
+            }
+            continue;
+        }
+        let (len, align) = match *f {
+            RecordField::Kept(e) => (e.len, e.align),
+            RecordField::Dropped { len, align } => (len, align),
+        };
+        let short_header = len == -1 && v.at(off)?.first().is_some_and(|&b| b != 0);
+        if !short_header {
+            off = align_to(off, align);
+        }
+        if len == -1 && kept {
+            // A TOAST pointer (1-byte header 0x01) or a compressed value
+            // (4-byte header, low bits 10).
+            let first = *v.at(off)?.first().ok_or(Malformed("truncated field"))?;
+            if first == 0x01 || first & 0x03 == 0x02 {
+                return Err(Malformed::TOASTED_FIELD);
+            }
+        }
+        off = match *f {
+            RecordField::Kept(e) => {
+                out.push(1);
+                encode_elem(&v, off, e, out)?
+            }
+            RecordField::Dropped { len, .. } => value_end(&v, off, len)?,
+        };
+    }
+    if off > payload.len() + 4 {
+        return Err(Malformed("fields past the value"));
+    }
+    Ok(())
+}
+
 // JsonbContainer header and JEntry bits (jsonb.h).
 const JB_CMASK: u32 = 0x0FFF_FFFF;
 const JB_FSCALAR: u32 = 0x1000_0000;
@@ -479,13 +607,14 @@ impl EncodedKeyColumn {
             }
             // SAFETY: valid values are plain varlenas (the caller's promise).
             let payload = unsafe { varlena::bytes(col.values.datum(r) as *const u8) };
-            let encoding = self.encoding;
+            let encoding = &self.encoding;
             self.arena.push(r, |out| {
                 result = match encoding {
-                    Encoding::Array(e) => encode_array(payload, e, out),
-                    Encoding::Range(e) => encode_range(payload, e, out),
-                    Encoding::Multirange(e) => encode_multirange(payload, e, out),
+                    Encoding::Array(e) => encode_array(payload, *e, out),
+                    Encoding::Range(e) => encode_range(payload, *e, out),
+                    Encoding::Multirange(e) => encode_multirange(payload, *e, out),
                     Encoding::Jsonb => encode_jsonb(payload, out),
+                    Encoding::Record(fields) => encode_record(payload, fields, out),
                 };
             });
             result.clone()?;
@@ -926,5 +1055,130 @@ mod tests {
         assert_eq!(out, vec![0, 1, 0, 2]);
         assert_eq!(t.bytes_key(output[0], 1), Some(unsafe { varlena::bytes(values[1].as_ptr()) }));
         assert_eq!(t.bytes_key(output[0], 2), None);
+    }
+
+    /// A composite value's payload as heap_form_tuple builds it: `natts`
+    /// attributes, `fields` the stored ones by position (None: NULL), each
+    /// with its typalign and whether it is a varlena (a short-header
+    /// varlena is not aligned).
+    fn record(natts: usize, fields: &[(Option<Vec<u8>>, usize)]) -> Vec<u8> {
+        let has_nulls = fields.iter().any(|(v, _)| v.is_none());
+        let mut s = vec![0u8; 12]; // length word, typmod, type OID
+        s.extend_from_slice(&[0u8; 6]); // t_ctid
+        s.extend_from_slice(&(natts as u16).to_le_bytes());
+        s.extend_from_slice(&u16::from(has_nulls).to_le_bytes());
+        s.push(0); // t_hoff, patched below
+        if has_nulls {
+            let mut bits = vec![0u8; natts.div_ceil(8)];
+            for (i, (v, _)) in fields.iter().enumerate() {
+                if v.is_some() {
+                    bits[i / 8] |= 1 << (i % 8);
+                }
+            }
+            s.extend_from_slice(&bits);
+        }
+        s.resize(align_to(s.len(), 8), 0);
+        s[TUP_HOFF] = s.len() as u8;
+        for (v, align) in fields {
+            if let Some(v) = v {
+                let short = v[0] & 1 == 1 && v[0] != 1;
+                if !short {
+                    s.resize(align_to(s.len(), *align), 0);
+                }
+                s.extend_from_slice(v);
+            }
+        }
+        s.split_off(4)
+    }
+
+    fn fields(f: &[RecordField]) -> std::sync::Arc<[RecordField]> {
+        f.iter().copied().collect()
+    }
+
+    #[test]
+    fn records_equal_as_record_eq_says() {
+        use RecordField::*;
+        let int_text = fields(&[Kept(INT4), Kept(TEXT)]);
+        let e = |p: &[u8], f: &[RecordField]| {
+            let mut out = vec![];
+            encode_record(p, f, &mut out).expect("a valid value");
+            out
+        };
+        let it = |i: i32, t: Option<&str>, short: bool| {
+            let t =
+                t.map(
+                    |t| if short { varlena::make_1b(t.as_bytes()) } else { varlena::make_4b(t.as_bytes()) },
+                );
+            record(2, &[(int4(i), 4), (t, 4)])
+        };
+        // A text field with a 1-byte or a 4-byte header: the same value.
+        assert_eq!(e(&it(1, Some("ab"), true), &int_text), e(&it(1, Some("ab"), false), &int_text));
+        assert_ne!(e(&it(1, Some("ab"), true), &int_text), e(&it(2, Some("ab"), true), &int_text));
+        assert_ne!(e(&it(1, Some("ab"), true), &int_text), e(&it(1, Some("abc"), true), &int_text));
+        // NULL fields are equal to each other, and to attributes the tuple
+        // does not have (added to the type after it was written), and differ
+        // from an empty string.
+        let null_text = e(&it(1, None, true), &int_text);
+        assert_eq!(null_text, e(&record(1, &[(int4(1), 4)]), &int_text));
+        assert_ne!(null_text, e(&it(1, Some(""), true), &int_text));
+        // No concatenation ambiguity between fields.
+        let two_texts = fields(&[Kept(TEXT), Kept(TEXT)]);
+        let tt = |a: &str, b: &str| {
+            record(2, &[(Some(varlena::make_1b(a.as_bytes())), 4), (Some(varlena::make_1b(b.as_bytes())), 4)])
+        };
+        assert_ne!(e(&tt("ab", "c"), &two_texts), e(&tt("a", "bc"), &two_texts));
+        // A dropped attribute's bytes are stepped over, whatever they hold.
+        let with_dropped = fields(&[Kept(INT4), RecordField::dropped(-1, 4).unwrap(), Kept(FLOAT8)]);
+        let d = |dropped: Option<&str>, x: f64| {
+            let dropped = dropped.map(|t| varlena::make_4b(t.as_bytes()));
+            record(3, &[(int4(7), 4), (dropped, 4), (Some(x.to_le_bytes().to_vec()), 8)])
+        };
+        assert_eq!(e(&d(Some("old bytes"), 1.5), &with_dropped), e(&d(None, 1.5), &with_dropped));
+        // Fields compare by their type's equality: -0 = 0, 1.0 = 1.00.
+        assert_eq!(e(&d(None, 0.0), &with_dropped), e(&d(None, -0.0), &with_dropped));
+        assert_ne!(e(&d(None, 1.0), &with_dropped), e(&d(None, 2.0), &with_dropped));
+        let num = fields(&[Kept(NUMERIC)]);
+        let n = |dscale| record(1, &[(Some(varlena::make_1b(&numeric(1, dscale))), 4)]);
+        assert_eq!(e(&n(1), &num), e(&n(2), &num));
+        // Truncated values and headers that point past the value are errors.
+        let whole = it(1, Some("abcdef"), false);
+        for cut in [1, 4, whole.len() - 10] {
+            assert!(encode_record(&whole[..whole.len() - cut], &int_text, &mut vec![]).is_err(), "cut {cut}");
+        }
+        let mut lying = whole.clone();
+        lying[TUP_HOFF - 4] = 200;
+        assert!(encode_record(&lying, &int_text, &mut vec![]).is_err());
+        let mut lying = whole.clone();
+        lying[TUP_HOFF - 4] = 4;
+        assert!(encode_record(&lying, &int_text, &mut vec![]).is_err());
+        // A compressed text field is left to the host to decompress.
+        let mut compressed = whole;
+        let at = compressed.len() - 10;
+        compressed[at] |= 0x02;
+        assert_eq!(encode_record(&compressed, &int_text, &mut vec![]), Err(Malformed::TOASTED_FIELD));
+    }
+
+    #[test]
+    fn groups_records_by_their_encoding() {
+        use RecordField::*;
+        let f = fields(&[Kept(INT4), Kept(TEXT)]);
+        let values = [
+            varlena::make_4b(&record(2, &[(int4(1), 4), (Some(varlena::make_1b(b"x")), 4)])),
+            varlena::make_4b(&record(2, &[(int4(1), 4), (None, 4)])),
+            varlena::make_4b(&record(2, &[(int4(1), 4), (Some(varlena::make_4b(b"x")), 4)])),
+            varlena::make_4b(&record(1, &[(int4(1), 4)])),
+        ];
+        let mut col = Column::new(PhysType::Datum, 4);
+        for (i, v) in values.iter().enumerate() {
+            col.values.set_datum(i, v.as_ptr() as usize);
+        }
+        let (kinds, _) = table_layout(&[KeyKind::Encoded]);
+        let rows: Vec<RowIdx> = (0..4).collect();
+        let mut b = EncodedKeyColumn::new(Encoding::Record(f));
+        let keys = unsafe { b.build(&col, &rows) }.unwrap();
+        let mut t = GroupTable::new(&kinds);
+        let mut out = vec![];
+        unsafe { t.assign(&[&keys, &col], &rows, &mut out) };
+        assert_eq!(out, vec![0, 1, 0, 1]);
     }
 }
