@@ -183,6 +183,9 @@ SELECT agg_same($$SELECT (r).e, r, count(*) FROM vkr WHERE id > 2900 GROUP BY r$
 SELECT agg_same($$SELECT (k).k, length((k).b), c, m FROM (SELECT ROW(id % 3, big)::vk_big AS k, count(*) AS c, max(id) AS m FROM vkr GROUP BY 1) s$$);
 RESET enable_sort;
 SELECT agg_same($$SELECT count(DISTINCT r), count(DISTINCT ROW(id % 4, big)::vk_big) FROM vkr$$);
+-- count(DISTINCT (a, b)): an anonymous record, whose fields the ROW names.
+SELECT agg_same($$SELECT count(DISTINCT (id % 5, (r).t)), count(DISTINCT ((r).n, (r).c, NULL::int)) FROM vkr$$);
+SELECT agg_same($$SELECT id % 3, count(DISTINCT ((r).n, id % 7)), count(DISTINCT ROW(big)) FROM vkr GROUP BY 1$$);
 SELECT join_same($$SELECT a.id, b.id FROM vkr a JOIN vkr b ON a.r = b.r WHERE a.id % 10 = 0$$);
 SELECT join_same($$SELECT a.id, b.id FROM vkr a LEFT JOIN vkr b ON a.r = b.r AND b.id < 50 WHERE a.id < 300$$);
 SET vexec.mode = force;
@@ -191,6 +194,7 @@ EXPLAIN (COSTS OFF) SELECT count(*) FROM vkr a JOIN vkr b ON a.r = b.r;
 -- Not vectorized: a field without a vector key.
 CREATE TYPE vk_jrec AS (j jsonb, i int);
 EXPLAIN (VEXEC, COSTS OFF) SELECT ROW(to_jsonb(id), 1)::vk_jrec AS k, count(*) FROM vkr GROUP BY 1;
+EXPLAIN (VEXEC, COSTS OFF) SELECT count(DISTINCT (id, to_jsonb(id))) FROM vkr;
 -- Past work_mem: 20,000 composite groups spill and come back whole.
 SET work_mem = '64kB';
 SELECT vecagg_spilled($$SELECT ROW(id % 20000, 'v' || id % 20000 / 7)::vk_big AS k, count(*) FROM vkbig GROUP BY 1$$);

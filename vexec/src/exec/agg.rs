@@ -394,7 +394,7 @@ unsafe extern "C-unwind" fn begin(
                 Transition::CountDistinct(k) => {
                     let arg =
                         (*list_ptrs::<pg_sys::TargetEntry>((*a).args).next().expect("an argument")).expr;
-                    HostKeys::for_kind(k, pg_sys::exprType(arg.cast()), (*a).inputcollid)
+                    HostKeys::for_expr(k, arg.cast(), (*a).inputcollid)
                 }
                 _ => None,
             })

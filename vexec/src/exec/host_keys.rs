@@ -1,7 +1,7 @@
 //! Key columns the host computes for the group table, when a key's own
 //! bytes are not what its equality compares: the sort keys of text under a
 //! nondeterministic collation ([`SortKeys`]), the canonical encodings of
-//! arrays and ranges ([`vexec_core::agg::encoded`]).
+//! arrays, ranges, jsonb and composite values ([`vexec_core::agg::encoded`]).
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -19,7 +19,6 @@ pub(crate) enum HostKeys {
     /// compressed.
     Record {
         keys: EncodedKeyColumn,
-        typid: pg_sys::Oid,
         flat_cxt: pg_sys::MemoryContext,
     },
 }
@@ -46,24 +45,53 @@ impl HostKeys {
                         .ok()
                         .flatten()
                         .unwrap_or_else(|| error!("vexec: no key encoding for type {}", u32::from(typid)));
-                    if matches!(encoding, Encoding::Record(_)) {
-                        let flat_cxt = pg_sys::AllocSetContextCreateInternal(
-                            pg_sys::CurrentMemoryContext,
-                            c"vexec decompressed composite keys".as_ptr(),
-                            0,
-                            8 * 1024,
-                            8 * 1024 * 1024,
-                        );
-                        return Some(HostKeys::Record {
-                            keys: EncodedKeyColumn::new(encoding),
-                            typid,
-                            flat_cxt,
-                        });
-                    }
-                    Some(HostKeys::Encoded(EncodedKeyColumn::new(encoding)))
+                    Some(HostKeys::encoded(encoding))
                 }
                 _ => None,
             }
+        }
+    }
+
+    /// The builder of keys encoded as `encoding` says.
+    ///
+    /// # Safety
+    /// Called in a memory context that lives as long as the builder.
+    unsafe fn encoded(encoding: Encoding) -> HostKeys {
+        unsafe {
+            if matches!(encoding, Encoding::Record(_)) {
+                let flat_cxt = pg_sys::AllocSetContextCreateInternal(
+                    pg_sys::CurrentMemoryContext,
+                    c"vexec decompressed composite keys".as_ptr(),
+                    0,
+                    8 * 1024,
+                    8 * 1024 * 1024,
+                );
+                return HostKeys::Record { keys: EncodedKeyColumn::new(encoding), flat_cxt };
+            }
+            HostKeys::Encoded(EncodedKeyColumn::new(encoding))
+        }
+    }
+
+    /// As [`HostKeys::for_kind`] for the values of `expr`: anonymous
+    /// records (`ROW(a, b)`) are encoded by the fields the expression builds.
+    ///
+    /// # Safety
+    /// As [`HostKeys::for_kind`]; `expr` is a valid expression.
+    pub(crate) unsafe fn for_expr(
+        kind: KeyKind,
+        expr: *mut pg_sys::Node,
+        collid: pg_sys::Oid,
+    ) -> Option<HostKeys> {
+        unsafe {
+            let typid = pg_sys::exprType(expr);
+            if kind == KeyKind::Encoded && typid == pg_sys::RECORDOID {
+                let encoding = crate::plan::agg::row_encoding(expr)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_else(|| error!("vexec: no key encoding for a record of unknown fields"));
+                return Some(HostKeys::encoded(encoding));
+            }
+            HostKeys::for_kind(kind, typid, collid)
         }
     }
 
@@ -77,10 +105,10 @@ impl HostKeys {
             match self {
                 HostKeys::Sorted(s) => s.column(col, rows),
                 HostKeys::Encoded(e) => malformed_is_error(e.build(col, rows)),
-                HostKeys::Record { keys, typid, flat_cxt } => match keys.build(col, rows) {
+                HostKeys::Record { keys, flat_cxt } => match keys.build(col, rows) {
                     Err(m) if m == Malformed::TOASTED_FIELD => {
                         pg_sys::MemoryContextReset(*flat_cxt);
-                        let flat = decompressed_records(col, rows, *typid, *flat_cxt);
+                        let flat = decompressed_records(col, rows, *flat_cxt);
                         malformed_is_error(keys.build(&flat, rows))
                     }
                     built => malformed_is_error(built),
@@ -126,24 +154,16 @@ fn malformed_is_error(built: Result<Column, Malformed>) -> Column {
     }
 }
 
-/// `col`'s composite values among `rows` (of type `typid`) rebuilt, in
-/// `cxt`, with their varlena fields decompressed and fetched: the same
-/// values to record_eq, in the form the key encoding reads.
+/// `col`'s composite values among `rows` rebuilt, in `cxt`, with their
+/// varlena fields decompressed and fetched: the same values to record_eq,
+/// in the form the key encoding reads.
 ///
 /// # Safety
-/// `col`'s valid values among `rows` are composite Datums of type `typid`.
-unsafe fn decompressed_records(
-    col: &Column,
-    rows: &[RowIdx],
-    typid: pg_sys::Oid,
-    cxt: pg_sys::MemoryContext,
-) -> Column {
+/// `col`'s valid values among `rows` are composite Datums (of a named type,
+/// or of a blessed anonymous one: each value's header says which).
+unsafe fn decompressed_records(col: &Column, rows: &[RowIdx], cxt: pg_sys::MemoryContext) -> Column {
     unsafe {
         let old = pg_sys::MemoryContextSwitchTo(cxt);
-        let desc = pg_sys::lookup_rowtype_tupdesc(typid, -1);
-        let natts = (*desc).natts as usize;
-        let mut values = vec![pg_sys::Datum::from(0usize); natts];
-        let mut nulls = vec![false; natts];
         let mut out = col.clone();
         for &r in rows {
             let r = r as usize;
@@ -152,6 +172,12 @@ unsafe fn decompressed_records(
             }
             let header = pg_sys::pg_detoast_datum(col.values.datum(r) as *mut pg_sys::varlena)
                 as pg_sys::HeapTupleHeader;
+            // HeapTupleHeaderGetTypeId and HeapTupleHeaderGetTypMod
+            let fields = (*header).t_choice.t_datum;
+            let desc = pg_sys::lookup_rowtype_tupdesc(fields.datum_typeid, fields.datum_typmod);
+            let natts = (*desc).natts as usize;
+            let mut values = vec![pg_sys::Datum::from(0usize); natts];
+            let mut nulls = vec![false; natts];
             let mut tuple: pg_sys::HeapTupleData = std::mem::zeroed();
             tuple.t_len = varsize_4b(header.cast());
             tuple.t_data = header;
@@ -166,9 +192,9 @@ unsafe fn decompressed_records(
             }
             let flat = pg_sys::heap_form_tuple(desc, values.as_mut_ptr(), nulls.as_mut_ptr());
             out.values.set_datum(r, pg_sys::heap_copy_tuple_as_datum(flat, desc).value());
-        }
-        if (*desc).tdrefcount >= 0 {
-            pg_sys::DecrTupleDescRefCount(desc); // ReleaseTupleDesc
+            if (*desc).tdrefcount >= 0 {
+                pg_sys::DecrTupleDescRefCount(desc); // ReleaseTupleDesc
+            }
         }
         pg_sys::MemoryContextSwitchTo(old);
         out

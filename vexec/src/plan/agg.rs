@@ -111,7 +111,17 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
             let sgc = list_ptrs::<pg_sys::SortGroupClause>(a.aggdistinct).next();
             return match (name.as_str(), argtypes.as_slice(), sgc) {
                 ("count", [t], Some(sgc)) if (*a.aggdistinct).length == 1 => {
-                    let kind = key_kind(*t, a.inputcollid)?;
+                    let kind = if *t == pg_sys::RECORDOID {
+                        // count(DISTINCT (a, b)): the row's fields are known here.
+                        let arg =
+                            (*list_ptrs::<pg_sys::TargetEntry>(a.args).next().expect("an argument")).expr;
+                        match row_encoding(arg.cast())? {
+                            Some(_) => KeyKind::Encoded,
+                            None => return Err("count(DISTINCT) of a record of unknown fields".into()),
+                        }
+                    } else {
+                        key_kind(*t, a.inputcollid)?
+                    };
                     if !default_equality(*t, sgc) {
                         return Err(format!("count(DISTINCT {}) with a non-default equality", type_name(*t)));
                     }
@@ -646,28 +656,7 @@ pub(crate) unsafe fn encoding_of(
             }
         };
         // An element or bound of type `t` compared under `coll`.
-        let elem_type = |t: pg_sys::Oid, coll: pg_sys::Oid, what: &str| -> Result<ElemType, String> {
-            let kind = key_kind(t, coll).map_err(|_| format!("{what} of type {}", type_name(typid)))?;
-            if kind.is_collated() {
-                return Err(format!(
-                    "{what} of type {} under a nondeterministic collation",
-                    type_name(typid)
-                ));
-            }
-            if kind.host_keyed() {
-                // An encoded element (jsonb, arrays of arrays' types...).
-                return Err(format!("{what} of type {}", type_name(typid)));
-            }
-            let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
-            pg_sys::get_typlenbyvalalign(t, &mut len, &mut byval, &mut align);
-            let align = match align as u8 {
-                b'c' => 1,
-                b's' => 2,
-                b'i' => 4,
-                _ => 8,
-            };
-            ElemType::new(kind, len, align).ok_or_else(|| format!("{what} of type {}", type_name(typid)))
-        };
+        let elem_type = |t: pg_sys::Oid, coll: pg_sys::Oid, what: &str| elem_type_of(t, coll, typid, what);
         let elem = pg_sys::get_element_type(typid);
         if elem != pg_sys::InvalidOid {
             if eq_func(typid) != pg_sys::Oid::from(pg_sys::F_ARRAY_EQ) {
@@ -721,34 +710,95 @@ pub(crate) unsafe fn encoding_of(
             let mut fields = Vec::with_capacity((*desc).natts as usize);
             for i in 0..(*desc).natts {
                 let att = pg_sys::TupleDescAttr(desc, i);
-                let align = match (*att).attalign as u8 {
-                    b'c' => 1,
-                    b's' => 2,
-                    b'i' => 4,
-                    _ => 8,
-                };
+                let align = align_bytes((*att).attalign);
                 let field = if (*att).attisdropped {
                     RecordField::dropped((*att).attlen, align).ok_or_else(|| {
                         format!("group key of type {} (a dropped attribute)", type_name(typid))
                     })?
                 } else {
-                    let t = (*att).atttypid;
-                    RecordField::Kept(elem_type(t, (*att).attcollation, "group key fields").map_err(
-                        |_| {
-                            let name = CStr::from_ptr((*att).attname.data.as_ptr()).to_string_lossy();
-                            format!(
-                                "group key of type {} (its field {name} of type {})",
-                                type_name(typid),
-                                type_name(t)
-                            )
-                        },
-                    )?)
+                    let name = CStr::from_ptr((*att).attname.data.as_ptr()).to_string_lossy();
+                    RecordField::Kept(field_type((*att).atttypid, (*att).attcollation, typid, &name)?)
                 };
                 fields.push(field);
             }
             return Ok(Some(Encoding::Record(fields.into())));
         }
         Ok(None)
+    }
+}
+
+/// How an element, bound or field of type `t` compared under `coll` is
+/// encoded inside a key of type `of`, or why it cannot be.
+unsafe fn elem_type_of(
+    t: pg_sys::Oid,
+    coll: pg_sys::Oid,
+    of: pg_sys::Oid,
+    what: &str,
+) -> Result<ElemType, String> {
+    unsafe {
+        let kind = key_kind(t, coll).map_err(|_| format!("{what} of type {}", type_name(of)))?;
+        if kind.is_collated() {
+            return Err(format!("{what} of type {} under a nondeterministic collation", type_name(of)));
+        }
+        if kind.host_keyed() {
+            // An encoded element (jsonb, arrays of arrays' types...).
+            return Err(format!("{what} of type {}", type_name(of)));
+        }
+        let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
+        pg_sys::get_typlenbyvalalign(t, &mut len, &mut byval, &mut align);
+        ElemType::new(kind, len, align_bytes(align))
+            .ok_or_else(|| format!("{what} of type {}", type_name(of)))
+    }
+}
+
+/// A typalign code ('c', 's', 'i', 'd') in bytes.
+fn align_bytes(code: std::ffi::c_char) -> usize {
+    match code as u8 {
+        b'c' => 1,
+        b's' => 2,
+        b'i' => 4,
+        _ => 8,
+    }
+}
+
+/// A field `name` of type `t` under `coll` of a composite key of type `of`.
+unsafe fn field_type(
+    t: pg_sys::Oid,
+    coll: pg_sys::Oid,
+    of: pg_sys::Oid,
+    name: &str,
+) -> Result<ElemType, String> {
+    unsafe {
+        elem_type_of(t, coll, of, "group key fields").map_err(|_| {
+            format!("group key of type {} (its field {name} of type {})", type_name(of), type_name(t))
+        })
+    }
+}
+
+/// The encoding of the anonymous records `expr` builds, when it is a
+/// `ROW(...)` of type record: its fields are its arguments, with their
+/// types and collations (as ExecTypeFromExprList describes them). None for
+/// other expressions, whose record type is unknown until run time.
+pub(crate) unsafe fn row_encoding(expr: *mut pg_sys::Node) -> Result<Option<Encoding>, String> {
+    unsafe {
+        if expr.is_null() || (*expr).type_ != pg_sys::NodeTag::T_RowExpr {
+            return Ok(None);
+        }
+        let row = expr as *mut pg_sys::RowExpr;
+        if (*row).row_typeid != pg_sys::RECORDOID {
+            return Ok(None);
+        }
+        let mut fields = Vec::new();
+        for (i, arg) in list_ptrs::<pg_sys::Node>((*row).args).enumerate() {
+            let t = pg_sys::exprType(arg);
+            fields.push(RecordField::Kept(field_type(
+                t,
+                pg_sys::exprCollation(arg),
+                pg_sys::RECORDOID,
+                &format!("f{}", i + 1),
+            )?));
+        }
+        Ok(Some(Encoding::Record(fields.into())))
     }
 }
 
