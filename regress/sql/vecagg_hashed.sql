@@ -160,6 +160,20 @@ SELECT vecagg_within_hash_mem($$SELECT k, count(*), sum(v) FROM vbig GROUP BY k$
 SELECT vecagg_within_hash_mem($$SELECT tk, count(*), avg(v), max(id) FROM vbig GROUP BY tk$$);
 SET work_mem = '1MB';
 SELECT vecagg_within_hash_mem($$SELECT k, tk, count(*), sum(v), min(id) FROM vbig GROUP BY k, tk$$);
+-- Across budgets, wherever the group index's power-of-two growth falls
+-- relative to hash_mem (it once overran it by up to 5%).
+CREATE FUNCTION vecagg_within_hash_mem_at(q text, sizes text[]) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE s text;
+BEGIN
+  FOREACH s IN ARRAY sizes LOOP
+    PERFORM set_config('work_mem', s, true);
+    RETURN NEXT s || ': ' || vecagg_within_hash_mem(q);
+  END LOOP;
+END $$;
+SELECT vecagg_within_hash_mem_at($$SELECT k, count(*), sum(v), avg(v) FROM vbig GROUP BY k$$,
+  '{96kB,160kB,256kB,384kB,512kB,640kB,768kB,1MB,1200kB,1500kB,2MB}');
+SELECT vecagg_within_hash_mem_at($$SELECT id, count(*) FROM vbig GROUP BY id$$,
+  '{200kB,400kB,600kB,800kB,1MB,1300kB,1700kB,2MB,2500kB,3MB,4MB}');
 SET work_mem = '64kB';
 RESET vexec.mode;
 SELECT agg_same($$SELECT k, count(*), sum(v), min(tk COLLATE "C"), max(id) FROM vbig GROUP BY k$$);

@@ -37,7 +37,8 @@ use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::agg::{
-    table_layout, Accumulator, AggError, AggResult, GroupTable, KeyKind, TextOrder, Transition, NO_GROUP,
+    largest_within, table_layout, Accumulator, AggError, AggResult, GroupTable, KeyKind, TextOrder,
+    Transition, NO_GROUP,
 };
 use vexec_core::batch::{full_selection, Column, PhysType, RowIdx, Values, BATCH_CAPACITY};
 use vexec_core::spill::partition_of;
@@ -726,10 +727,16 @@ impl AggState {
             return;
         }
         let wanted = (2 * room).max(n + r).max(1024);
-        // Per-group memory is roughly proportional to the room reserved.
-        let fits =
-            if room == 0 { wanted } else { (g.budget as f64 * room as f64 / used.max(1) as f64) as usize };
-        let target = wanted.min(fits);
+        let target = if room == 0 {
+            wanted
+        } else {
+            // The states are sized to the room reserved; the table foretells
+            // its own size (its index grows by powers of two, so a share
+            // proportional to the groups overran hash_mem).
+            let states = used.saturating_sub(g.table.bytes_used()) as f64 / room as f64;
+            let bytes_at = |t: usize| g.table.bytes_at(t) + (states * t as f64) as usize;
+            largest_within(n + r, wanted, |t| bytes_at(t) <= g.budget).unwrap_or(0)
+        };
         if target >= n + r || g.level >= MAX_SPILL_LEVEL {
             g.table.reserve_groups(target.max(n + r));
         } else {

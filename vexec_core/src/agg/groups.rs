@@ -467,6 +467,15 @@ impl KeyStore {
     }
 }
 
+/// The capacity `hashbrown` gives a table grown to hold `items`: buckets
+/// in a power of two, seven eighths of them usable.
+fn hash_table_capacity(items: usize) -> usize {
+    if items < 8 {
+        return if items < 4 { 3 } else { 7 };
+    }
+    (items * 8 / 7).next_power_of_two() / 8 * 7
+}
+
 impl GroupTable {
     pub fn new(kinds: &[KeyKind]) -> GroupTable {
         let keys = kinds
@@ -511,6 +520,35 @@ impl GroupTable {
             + self.hashes.capacity() * 8
             + self.table.capacity() * 5
             + self.ints.as_ref().map_or(0, IntIndex::bytes_used)
+    }
+
+    /// What [`GroupTable::bytes_used`] will be after
+    /// [`GroupTable::reserve_groups`]`(total)`: the per-group vectors grow
+    /// to exactly `total`, the group index by powers of two (so a budget
+    /// that assumed memory proportional to the groups would be overrun).
+    pub fn bytes_at(&self, total: usize) -> usize {
+        let n = self.len();
+        let at = |capacity: usize| capacity.max(total);
+        let keys: usize = self
+            .keys
+            .iter()
+            .map(|store| match store {
+                KeyStore::Normalized => 0,
+                KeyStore::Fixed { values, nulls } => at(values.capacity()) * 8 + at(nulls.capacity()),
+                KeyStore::Bytes { data, ends, nulls } => {
+                    let average = if n == 0 { 8 } else { data.len().div_ceil(n) };
+                    data.capacity().max(average * total) + at(ends.capacity()) * 8 + at(nulls.capacity())
+                }
+            })
+            .sum();
+        let index = match &self.ints {
+            Some(ints) => ints.bytes_at(total),
+            None if total > self.table.capacity() => hash_table_capacity(total) * 5,
+            None => self.table.capacity() * 5,
+        };
+        keys + self.norm_vals.iter().map(|v| at(v.capacity()) * 9).sum::<usize>()
+            + at(self.hashes.capacity()) * 8
+            + index
     }
 
     /// Groups the table holds without growing its per-group vectors.
@@ -888,6 +926,36 @@ mod tests {
         acc.ensure_groups_in(3000, 3000);
         assert_eq!(acc.bytes_used(), reserved);
         assert_eq!(reserved, 3000 * 8);
+    }
+
+    #[test]
+    fn bytes_at_foretells_a_reservation() {
+        // One int key (the int index, slots in powers of two) and (int,
+        // text) keys (hashbrown): what a reservation will hold is known
+        // before it is made, also where the index doubles.
+        let mut out = Vec::new();
+        let keys: Vec<Vec<u8>> =
+            (0..1000).map(|i| crate::batch::varlena::make_1b(format!("key {i}").as_bytes())).collect();
+        let a = ints(&(0..1000).map(Some).collect::<Vec<_>>());
+        let mut one = GroupTable::new(&[KeyKind::Int]);
+        let mut two = GroupTable::new(&[KeyKind::Int, KeyKind::Bytes]);
+        unsafe {
+            one.assign(&[&a], &all(1000), &mut out);
+            two.assign(&[&a, &texts(&keys)], &all(1000), &mut out);
+        }
+        for total in [1000, 3000, 12_288, 12_289, 100_000] {
+            for t in [&mut one, &mut two] {
+                let foretold = t.bytes_at(total);
+                t.reserve_groups(total);
+                assert_eq!(t.bytes_used(), foretold, "{total} groups");
+            }
+        }
+        // Past 12,288 groups the index takes 32,768 slots, not 16,384.
+        let mut t = GroupTable::new(&[KeyKind::Int]);
+        let per_group = t.bytes_at(12_288) / 12_288;
+        assert!(t.bytes_at(12_289) > per_group * 12_289 + 16_384 * 8 - 1);
+        t.reserve_groups(12_289);
+        assert_eq!(t.bytes_used(), GroupTable::new(&[KeyKind::Int]).bytes_at(12_289));
     }
 
     #[test]

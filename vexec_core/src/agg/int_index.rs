@@ -90,6 +90,18 @@ impl IntIndex {
         }
     }
 
+    /// What [`IntIndex::bytes_used`] will be once `total` keys are held:
+    /// slots come in powers of two, so this may be up to twice the
+    /// proportional share.
+    pub(crate) fn bytes_at(&self, total: usize) -> usize {
+        let slots = if slots_for(total) > self.slots.len() {
+            slots_for(total).next_power_of_two().max(MIN_SLOTS)
+        } else {
+            self.slots.capacity()
+        };
+        slots * std::mem::size_of::<Slot>()
+    }
+
     /// Hint the processor to load the slot where the probe for hash `h`
     /// starts (no effect on the result).
     #[inline]
@@ -179,6 +191,19 @@ mod tests {
             assert_eq!(idx.find(k, h(k), &keys), Some(g as u32), "{k}");
         }
         assert_eq!(idx.find(7 + (2 << 32), 5, &keys), None);
+    }
+
+    #[test]
+    fn bytes_at_foretells_the_slots_of_a_reservation() {
+        let h = |k: i64| (k as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut idx = IntIndex::default();
+        for total in [0, 1, 48, 49, 100, 12_288, 12_289, 50_000] {
+            let foretold = idx.bytes_at(total);
+            idx.reserve(total, |g| h(g as i64));
+            assert_eq!(idx.bytes_used(), foretold, "{total} keys");
+        }
+        // 12,289 keys take 16,385 slots at three quarters: 32,768 of them.
+        assert_eq!(IntIndex::default().bytes_at(12_289), 32_768 * 8);
     }
 
     #[test]

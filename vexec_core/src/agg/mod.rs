@@ -12,3 +12,42 @@ pub mod state_bytes;
 
 pub use accum::{Accumulator, AggError, AggResult, MomentsFinal, TextOrder, Transition};
 pub use groups::{interval_span, table_layout, GroupTable, KeyKind, NO_GROUP};
+
+/// The largest group count in `lo..=hi` whose memory `fits` (a test that
+/// holds up to some count and fails past it), or None when even `lo` does
+/// not fit: how far a table within a budget may grow.
+pub fn largest_within(lo: usize, hi: usize, fits: impl Fn(usize) -> bool) -> Option<usize> {
+    if lo > hi || !fits(lo) {
+        return None;
+    }
+    let (mut good, mut bad) = (lo, hi + 1);
+    while bad - good > 1 {
+        let mid = good + (bad - good) / 2;
+        if fits(mid) {
+            good = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    Some(good)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn largest_within_finds_the_edge() {
+        assert_eq!(largest_within(10, 100, |t| t <= 37), Some(37));
+        assert_eq!(largest_within(10, 100, |_| true), Some(100));
+        assert_eq!(largest_within(10, 100, |t| t < 10), None);
+        assert_eq!(largest_within(10, 10, |t| t == 10), Some(10));
+        // An int-keyed table (17 bytes a group: hash and key, plus the
+        // index) whose index doubles past 12,288 groups: a budget 1,000
+        // bytes above 12,288 groups stops at 12,288, not 58 groups further.
+        let t = GroupTable::new(&[KeyKind::Int]);
+        let budget = t.bytes_at(12_288) + 1000;
+        assert_eq!(t.bytes_at(12_288) - t.bytes_at(12_287), 17);
+        assert_eq!(largest_within(1024, 40_000, |n| t.bytes_at(n) <= budget), Some(12_288));
+    }
+}
