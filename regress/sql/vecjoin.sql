@@ -188,6 +188,50 @@ ANALYZE jbig;
 SET work_mem = '64kB';
 SELECT join_spilled($$SELECT a.id, b.id FROM jbig a JOIN jbig b ON a.k = b.k AND a.v = b.v$$);
 SELECT join_same($$SELECT a.id, b.id FROM jbig a JOIN jbig b ON a.k = b.k AND a.v = b.v$$);
+-- The build side stays within hash_mem at every budget (room for a batch
+-- is made before it is inserted; growing after it overran hash_mem).
+CREATE FUNCTION join_within_hash_mem_at(q text, sizes text[]) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE s text; ln text; peak bigint; budget bigint; joins int;
+BEGIN
+  PERFORM set_config('vexec.mode', 'force', true);
+  FOREACH s IN ARRAY sizes LOOP
+    PERFORM set_config('work_mem', s, true);
+    budget := (SELECT setting::bigint FROM pg_settings WHERE name = 'work_mem')
+              * current_setting('hash_mem_multiplier')::float8;
+    peak := NULL; joins := 0;
+    FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+      IF ln LIKE '%Vec Hash Join%' THEN joins := joins + 1; END IF;
+      IF ln LIKE '%Peak Memory:%' THEN
+        peak := greatest(coalesce(peak, 0), substring(ln FROM 'Peak Memory: (\d+) kB')::bigint);
+      END IF;
+    END LOOP;
+    RETURN NEXT s || ': ' || CASE WHEN joins = 0 THEN 'no VecHashJoin' WHEN peak IS NULL THEN 'no peak shown'
+      WHEN peak <= budget THEN 'within hash_mem' ELSE format('%s kB, over hash_mem (%s kB)', peak, budget) END;
+  END LOOP;
+END $$;
+CREATE TABLE jwide AS SELECT g AS id, g % 30000 AS k, repeat('w', g % 40) AS v FROM generate_series(1, 60000) g;
+ANALYZE jwide;
+SELECT join_within_hash_mem_at($$SELECT count(*), max(b.v) FROM jbig a JOIN jwide b ON a.id = b.k$$,
+  '{64kB,100kB,160kB,256kB,400kB,640kB,1MB,1500kB,2MB,3MB,4MB}');
+SELECT join_within_hash_mem_at($$SELECT count(*) FROM jwide a JOIN jwide b ON a.k = b.id AND a.v = b.v$$,
+  '{64kB,200kB,500kB,1MB,2MB,4MB}');
+-- Partition files are read back in whole batches, not in the small frames
+-- they were written in (a sixteenth of a batch, less at each level): each
+-- read batch takes a batch's row ids, so frames read one by one did not fit
+-- hash_mem and were partitioned again and again (26,746 partitions here).
+CREATE FUNCTION join_partitions(q text) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE ln text; n int := 0;
+BEGIN
+  PERFORM set_config('vexec.mode', 'force', true);
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF ln LIKE '%Partitions:%' THEN n := n + substring(ln FROM 'Partitions: (\d+)')::int; END IF;
+  END LOOP;
+  RETURN n;
+END $$;
+SET work_mem = '64kB';
+SELECT join_partitions($$SELECT count(*) FROM jwide a JOIN jwide b ON a.k = b.id AND a.v = b.v$$) <= 16 + 16 * 16
+  AS at_most_two_levels;
+SET work_mem = '64kB';
 SELECT join_same($$SELECT a.id, b.id FROM jbig a LEFT JOIN jo b ON a.k = b.k AND b.id % 2 = 0$$);
 SELECT join_same($$SELECT a.id, b.id FROM jo a FULL JOIN jbig b ON a.k = b.k - 4950 AND a.s <> b.v$$);
 SELECT join_same($$SELECT count(*), count(b.id) FROM jbig a RIGHT JOIN jbig b ON a.k = b.id$$);

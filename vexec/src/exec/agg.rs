@@ -539,7 +539,28 @@ impl AggState {
     /// back from a file).
     unsafe fn feed(&mut self, columns: &[Column], rows: &[RowIdx], groups: &mut Vec<u32>) {
         unsafe {
-            self.make_room(rows.len());
+            // Host-keyed keys as their sort keys or encodings, and their
+            // values at the end.
+            let host_keys: Vec<Option<Column>> = match &mut self.grouping {
+                Some(g) => g
+                    .host_keys
+                    .iter_mut()
+                    .zip(columns)
+                    .map(|(s, c)| s.as_mut().map(|s| s.column(c, rows)))
+                    .collect(),
+                None => Vec::new(),
+            };
+            let keys: Vec<&Column> = host_keys
+                .iter()
+                .zip(columns)
+                .map(|(s, c)| s.as_ref().unwrap_or(c))
+                .chain(host_keys.iter().zip(columns).filter(|(s, _)| s.is_some()).map(|(_, c)| c))
+                .collect();
+            let incoming = match &self.grouping {
+                Some(g) if !g.frozen => g.table.key_bytes(&keys, rows),
+                _ => Vec::new(),
+            };
+            self.make_room(rows.len(), &incoming);
             // The rows the accumulators take (all but spilled ones) and their groups.
             let rows: std::borrow::Cow<'_, [RowIdx]> = match &mut self.grouping {
                 None => {
@@ -548,20 +569,6 @@ impl AggState {
                     rows.into()
                 }
                 Some(g) => {
-                    // Host-keyed keys as their sort keys or encodings, and
-                    // their values at the end.
-                    let host_keys: Vec<Option<Column>> = g
-                        .host_keys
-                        .iter_mut()
-                        .zip(columns)
-                        .map(|(s, c)| s.as_mut().map(|s| s.column(c, rows)))
-                        .collect();
-                    let keys: Vec<&Column> = host_keys
-                        .iter()
-                        .zip(columns)
-                        .map(|(s, c)| s.as_ref().unwrap_or(c))
-                        .chain(host_keys.iter().zip(columns).filter(|(s, _)| s.is_some()).map(|(_, c)| c))
-                        .collect();
                     if !g.frozen {
                         let created = g.table.assign(&keys, rows, groups);
                         if created > 0 {
@@ -719,14 +726,15 @@ impl AggState {
     /// little the table is frozen (the batch's new groups spill). Checking
     /// only after each batch, with vectors that all double at once,
     /// overshot hash_mem by half.
-    unsafe fn make_room(&mut self, r: usize) {
+    unsafe fn make_room(&mut self, r: usize, incoming: &[usize]) {
         let used = self.memory_used();
         let Some(g) = &mut self.grouping else { return };
         let (n, room) = (g.table.len(), g.table.room());
-        if g.frozen || n + r <= room {
+        if g.frozen || (n + r <= room && !g.table.needs_key_room(incoming)) {
             return;
         }
-        let wanted = (2 * room).max(n + r).max(1024);
+        // Key bytes alone may be short: room for them, the groups as they are.
+        let wanted = if n + r <= room { room } else { (2 * room).max(n + r).max(1024) };
         let target = if room == 0 {
             wanted
         } else {
@@ -734,11 +742,11 @@ impl AggState {
             // its own size (its index grows by powers of two, so a share
             // proportional to the groups overran hash_mem).
             let states = used.saturating_sub(g.table.bytes_used()) as f64 / room as f64;
-            let bytes_at = |t: usize| g.table.bytes_at(t) + (states * t as f64) as usize;
+            let bytes_at = |t: usize| g.table.bytes_at(t, incoming) + (states * t.max(room) as f64) as usize;
             largest_within(n + r, wanted, |t| bytes_at(t) <= g.budget).unwrap_or(0)
         };
         if target >= n + r || g.level >= MAX_SPILL_LEVEL {
-            g.table.reserve_groups(target.max(n + r));
+            g.table.reserve_groups(target.max(n + r), incoming);
         } else {
             unsafe { self.freeze() };
         }

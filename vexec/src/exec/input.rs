@@ -161,6 +161,37 @@ impl ChildInput {
         self.done.set(false);
     }
 
+    /// About what [`ChildInput::copy_by_ref`] will allocate for `rows`
+    /// (not detoasting): each value's size rounded up to a power of two,
+    /// as an AllocSet rounds a small request, and a chunk header.
+    ///
+    /// # Safety
+    /// As [`ChildInput::copy_by_ref`].
+    pub unsafe fn by_ref_bytes(&self, columns: &[Column], rows: &[RowIdx]) -> usize {
+        let mut bytes = 0;
+        for (c, col) in columns.iter().enumerate() {
+            let Some(typlen) = self.by_ref[c] else { continue };
+            let Values::Datum(v) = &col.values else { continue };
+            for &r in rows {
+                let r = r as usize;
+                if !col.validity.get(r) {
+                    continue;
+                }
+                let size = if typlen > 0 {
+                    typlen as usize
+                } else if typlen == -1 {
+                    // SAFETY: a valid value of a varlena column points to one.
+                    unsafe { pgrx::varlena::varsize_any(v[r] as *const pg_sys::varlena) }
+                } else {
+                    // SAFETY: a valid value of a cstring column points to one.
+                    unsafe { std::ffi::CStr::from_ptr(v[r] as *const std::ffi::c_char).count_bytes() + 1 }
+                };
+                bytes += size.max(8).next_power_of_two() + 8;
+            }
+        }
+        bytes
+    }
+
     /// Copy the by-reference values of `rows` into `cxt` (detoasted where
     /// `detoast(column)` says), in one guarded call per column.
     ///

@@ -33,7 +33,7 @@ use std::ptr;
 use crate::pgutil::{list_ptrs, SyncPtr};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::agg::{GroupTable, KeyKind, NO_GROUP};
+use vexec_core::agg::{largest_within, GroupTable, KeyKind, NO_GROUP};
 use vexec_core::batch::{Column, RowIdx, Values, BATCH_CAPACITY};
 use vexec_core::spill::{partition_of, SpilledBatch};
 
@@ -143,10 +143,25 @@ impl Table {
     }
 
     fn memory(&self) -> usize {
-        self.bytes
-            + self.groups.bytes_used()
+        self.bytes + self.vector_bytes()
+    }
+
+    /// The group table, the chains and the matched marks.
+    fn vector_bytes(&self) -> usize {
+        self.groups.bytes_used()
             + (self.heads.capacity() + self.next.capacity()) * 4
             + self.matched.capacity()
+    }
+
+    /// What [`Table::vector_bytes`] will be with room for `groups` keys and
+    /// `slots` row ids (`marks`: with matched marks), and for `incoming`
+    /// key bytes (`GroupTable::key_bytes`).
+    fn vector_bytes_at(&self, groups: usize, slots: usize, marks: bool, incoming: &[usize]) -> usize {
+        let marks = if marks { self.matched.capacity().max(slots) } else { self.matched.capacity() };
+        self.groups.bytes_at(groups, incoming)
+            + self.heads.capacity().max(groups) * 4
+            + self.next.capacity().max(slots) * 4
+            + marks
     }
 }
 
@@ -211,6 +226,8 @@ pub struct JoinState {
     query_cxt: pg_sys::MemoryContext,
     /// Copies of the held inner rows' by-reference values.
     data_cxt: pg_sys::MemoryContext,
+    /// The largest block of `data_cxt`.
+    block_bytes: usize,
     /// The values of the batch being read or probed (the per-tuple memory
     /// is reset for every row returned).
     batch_cxt: pg_sys::MemoryContext,
@@ -374,6 +391,7 @@ unsafe extern "C-unwind" fn begin(
             pg_sys::lappend(pg_sys::lappend(ptr::null_mut(), outer.src.child.cast()), inner.src.child.cast());
         let joinqual = pg_sys::ExecInitQual((*cscan).custom_exprs, node.cast());
         let query_cxt = (*estate).es_query_cxt;
+        let block_bytes = (pg_sys::get_hash_memory_limit() / 16).clamp(8 * 1024, 8 * 1024 * 1024);
         let st = Box::new(JoinState {
             jointype,
             outer,
@@ -384,7 +402,16 @@ unsafe extern "C-unwind" fn begin(
             joinqual,
             econtext: (*node).ss.ps.ps_ExprContext,
             query_cxt,
-            data_cxt: rows_context(query_cxt, c"VecHashJoin rows"),
+            // Blocks of at most a sixteenth of hash_mem, so that one more
+            // block cannot take the rows past it unforeseen.
+            data_cxt: pg_sys::AllocSetContextCreateInternal(
+                query_cxt,
+                c"VecHashJoin rows".as_ptr(),
+                0,
+                8 * 1024,
+                block_bytes,
+            ),
+            block_bytes,
             batch_cxt: pg_sys::AllocSetContextCreateInternal(
                 query_cxt,
                 c"VecHashJoin batch".as_ptr(),
@@ -490,6 +517,57 @@ impl JoinState {
         unsafe { self.table.memory() + pg_sys::MemoryContextMemAllocated(self.data_cxt, true) }
     }
 
+    /// Room in the table for one more inner batch of `len` rows whose
+    /// values take `incoming` bytes, within hash_mem: the group table and
+    /// the chains grow by doubling while that fits and then only as far as
+    /// this batch needs (growing after the insert, as vectors do by
+    /// themselves, overran hash_mem by up to half). False when even that
+    /// does not fit: the caller spills.
+    unsafe fn make_room(&mut self, columns: &[Column], len: usize, incoming: usize) -> bool {
+        let used = unsafe { self.memory() };
+        let marks = self.jointype.keeps_inner();
+        let key_bytes = if self.table.groups.stores_bytes() {
+            let rows = vexec_core::batch::full_selection(len);
+            let keyed = keyed_rows(columns, &self.inner.keys, &rows);
+            let keys = unsafe { self.inner.key_columns(columns, &keyed) };
+            let cols: Vec<&Column> = keys.iter().map(|c| c.as_ref()).collect();
+            unsafe { self.table.groups.key_bytes(&cols, &keyed) }
+        } else {
+            Vec::new()
+        };
+        let t = &self.table;
+        // A new block of the rows context may come with the batch.
+        let others = used.saturating_sub(t.vector_bytes()) + incoming + self.block_bytes;
+        let fits = |groups: usize, slots: usize| {
+            others + t.vector_bytes_at(groups, slots, marks, &key_bytes) <= self.budget
+        };
+        let (groups_needed, room) = (t.groups.len() + len, t.groups.room());
+        let slots_needed = (t.batches.len() + 1) << ROW_BITS;
+        if !fits(groups_needed, slots_needed) {
+            return false;
+        }
+        let groups = if groups_needed > room {
+            largest_within(groups_needed, (2 * room).max(groups_needed).max(1024), |g| fits(g, slots_needed))
+                .unwrap_or(groups_needed)
+        } else {
+            room
+        };
+        let slots = if slots_needed > t.next.capacity() {
+            largest_within(slots_needed, (2 * t.next.capacity()).max(slots_needed), |s| fits(groups, s))
+                .unwrap_or(slots_needed)
+        } else {
+            slots_needed
+        };
+        let t = &mut self.table;
+        t.groups.reserve_groups(groups, &key_bytes);
+        t.heads.reserve_exact(groups.saturating_sub(t.heads.len()));
+        t.next.reserve_exact(slots.saturating_sub(t.next.len()));
+        if marks {
+            t.matched.reserve_exact(slots.saturating_sub(t.matched.len()));
+        }
+        true
+    }
+
     /// Read the inner child into the table, or into partition files once
     /// it outgrows hash_mem.
     unsafe fn build(&mut self) {
@@ -525,13 +603,17 @@ impl JoinState {
                 }
                 let mut compacted = compact(&columns, &rows);
                 let rows_all = vexec_core::batch::full_selection(compacted.first().map_or(0, |c| c.len()));
+                let incoming = columns_bytes(&compacted) + self.inner.src.by_ref_bytes(&compacted, &rows_all);
+                if !self.make_room(&compacted, rows.len(), incoming) {
+                    // The table to files, and this batch after it.
+                    let mut f = self.spill_table(0);
+                    self.write_partitioned(&mut f, true, &columns, &rows, 0);
+                    files = Some(f);
+                    continue;
+                }
                 self.inner.src.copy_by_ref(&mut compacted, &rows_all, |_| false, self.data_cxt);
                 self.insert(Held { columns: compacted, _spilled: None }, rows.len());
-                let used = self.memory();
-                self.stats.peak_memory = self.stats.peak_memory.max(used);
-                if used > self.budget {
-                    files = Some(self.spill_table(0));
-                }
+                self.stats.peak_memory = self.stats.peak_memory.max(self.memory());
             }
             match files {
                 None => {
@@ -668,13 +750,18 @@ impl JoinState {
                         self.write_partitioned(files, true, &b.columns, &rows, level + 1);
                         continue;
                     }
+                    let incoming = columns_bytes(&b.columns) + b.arena_bytes();
+                    if !self.make_room(&b.columns, len, incoming) && level < MAX_LEVEL {
+                        // The table to files, and this batch after it.
+                        let mut files = self.spill_table(level + 1);
+                        let rows = vexec_core::batch::full_selection(len);
+                        self.write_partitioned(&mut files, true, &b.columns, &rows, level + 1);
+                        again = Some(files);
+                        continue;
+                    }
                     let columns = std::mem::take(&mut b.columns);
                     self.insert(Held { columns, _spilled: Some(b) }, len);
-                    let used = self.memory();
-                    self.stats.peak_memory = self.stats.peak_memory.max(used);
-                    if used > self.budget && level < MAX_LEVEL {
-                        again = Some(self.spill_table(level + 1));
-                    }
+                    self.stats.peak_memory = self.stats.peak_memory.max(self.memory());
                 }
                 inner.close();
                 match again {

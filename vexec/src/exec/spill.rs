@@ -13,7 +13,7 @@
 //! dropping a `SpillFile` never touches the file.
 
 use pgrx::pg_sys;
-use vexec_core::batch::{Column, PhysType, RowIdx};
+use vexec_core::batch::{Column, PhysType, RowIdx, BATCH_CAPACITY};
 use vexec_core::spill::{decode_rows, encode_rows, SpilledBatch};
 
 pub struct SpillFile {
@@ -21,13 +21,15 @@ pub struct SpillFile {
     /// Rows written (for EXPLAIN ANALYZE and to skip empty partitions).
     pub rows: u64,
     pub bytes: u64,
+    /// The header (rows, bytes) of the next frame, read but not its rows.
+    next_frame: Option<(usize, usize)>,
 }
 
 impl SpillFile {
     /// A new temporary file, allocated in the current memory context (the
     /// caller's query context).
     pub unsafe fn create() -> SpillFile {
-        SpillFile { file: unsafe { pg_sys::BufFileCreateTemp(false) }, rows: 0, bytes: 0 }
+        SpillFile { file: unsafe { pg_sys::BufFileCreateTemp(false) }, rows: 0, bytes: 0, next_frame: None }
     }
 
     /// Append rows `rows` of `cols` as one frame (`fixed`: the lengths of
@@ -58,18 +60,50 @@ impl SpillFile {
 
     /// Position at the first frame, for reading.
     pub unsafe fn rewind(&mut self) {
+        self.next_frame = None;
         if unsafe { pg_sys::BufFileSeek(self.file, 0, 0, libc_seek_set()) } != 0 {
             pgrx::error!("could not rewind a vexec temporary file");
         }
     }
 
-    /// The next frame's rows (None at the end), as columns of `types`.
+    /// The next rows (None at the end): whole frames, as many as one batch
+    /// holds, as columns of `types`.
     pub unsafe fn read(
         &mut self,
         types: &[PhysType],
         fixed: &[Option<usize>],
         buf: &mut Vec<u8>,
     ) -> Option<SpilledBatch> {
+        // Frames written from the parts of many batches are small (a
+        // sixteenth of a batch per partition, less at each level); read as
+        // they are, a hash join would spend a batch's row ids on each.
+        buf.clear();
+        let mut rows = 0;
+        loop {
+            let Some((n, len)) = self.next_frame.take().or_else(|| unsafe { self.read_header() }) else {
+                break;
+            };
+            if rows > 0 && rows + n > BATCH_CAPACITY {
+                self.next_frame = Some((n, len));
+                break;
+            }
+            let start = buf.len();
+            buf.resize(start + len, 0);
+            unsafe { pg_sys::BufFileReadExact(self.file, buf[start..].as_mut_ptr().cast(), len) };
+            rows += n;
+        }
+        if rows == 0 {
+            return None;
+        }
+        let mut pos = 0;
+        match decode_rows(types, fixed, buf, &mut pos, rows) {
+            Ok(b) if b.len == rows && pos == buf.len() => Some(b),
+            _ => corrupt(),
+        }
+    }
+
+    /// The next frame's (rows, bytes), None at the end of the file.
+    unsafe fn read_header(&mut self) -> Option<(usize, usize)> {
         let mut head = [0u8; 8];
         let n = unsafe { pg_sys::BufFileReadMaybeEOF(self.file, head.as_mut_ptr().cast(), 8, true) };
         if n == 0 {
@@ -80,14 +114,10 @@ impl SpillFile {
         }
         let rows = u32::from_le_bytes(head[0..4].try_into().unwrap()) as usize;
         let len = u32::from_le_bytes(head[4..8].try_into().unwrap()) as usize;
-        buf.clear();
-        buf.resize(len, 0);
-        unsafe { pg_sys::BufFileReadExact(self.file, buf.as_mut_ptr().cast(), len) };
-        let mut pos = 0;
-        match decode_rows(types, fixed, buf, &mut pos, rows) {
-            Ok(b) if b.len == rows && pos == len => Some(b),
-            _ => corrupt(),
+        if rows == 0 || rows > BATCH_CAPACITY {
+            corrupt();
         }
+        Some((rows, len))
     }
 
     pub unsafe fn close(self) {

@@ -526,18 +526,26 @@ impl GroupTable {
     /// [`GroupTable::reserve_groups`]`(total)`: the per-group vectors grow
     /// to exactly `total`, the group index by powers of two (so a budget
     /// that assumed memory proportional to the groups would be overrun).
-    pub fn bytes_at(&self, total: usize) -> usize {
-        let n = self.len();
+    ///
+    /// `incoming[k]` is the bytes the batch about to be assigned may add to
+    /// byte key column `k` ([`GroupTable::key_bytes`]; empty: none): room
+    /// is made for them too, not only for keys of the average length.
+    pub fn bytes_at(&self, total: usize, incoming: &[usize]) -> usize {
         let at = |capacity: usize| capacity.max(total);
         let keys: usize = self
             .keys
             .iter()
-            .map(|store| match store {
+            .enumerate()
+            .map(|(k, store)| match store {
                 KeyStore::Normalized => 0,
                 KeyStore::Fixed { values, nulls } => at(values.capacity()) * 8 + at(nulls.capacity()),
                 KeyStore::Bytes { data, ends, nulls } => {
-                    let average = if n == 0 { 8 } else { data.len().div_ceil(n) };
-                    data.capacity().max(average * total) + at(ends.capacity()) * 8 + at(nulls.capacity())
+                    self.data_capacity_at(
+                        (data.len(), data.capacity()),
+                        total,
+                        incoming.get(k).copied().unwrap_or(0),
+                    ) + at(ends.capacity()) * 8
+                        + at(nulls.capacity())
                 }
             })
             .sum();
@@ -551,6 +559,54 @@ impl GroupTable {
             + index
     }
 
+    /// The capacity of a byte key store after a reservation for `total`
+    /// groups with `incoming` bytes about to come: room for `total` keys of
+    /// the average length so far and for the incoming bytes.
+    fn data_capacity_at(&self, (len, capacity): (usize, usize), total: usize, incoming: usize) -> usize {
+        let n = self.len();
+        let average = if n == 0 { 8 } else { len.div_ceil(n) };
+        capacity.max(average * total).max(len + incoming)
+    }
+
+    /// Per key column, the bytes the stored keys of `rows` take at most
+    /// (each row a new group), for [`GroupTable::bytes_at`] and
+    /// [`GroupTable::reserve_groups`]; 0 for columns stored otherwise.
+    ///
+    /// # Safety
+    /// As [`GroupTable::assign`].
+    pub unsafe fn key_bytes(&self, cols: &[&Column], rows: &[RowIdx]) -> Vec<usize> {
+        self.keys
+            .iter()
+            .zip(&self.kinds)
+            .zip(cols)
+            .map(|((store, &kind), col)| match store {
+                KeyStore::Bytes { .. } => rows
+                    .iter()
+                    .map(|&r| match unsafe { key_of(kind, col, r as usize) } {
+                        KeyRef::Bytes(b) => b.len(),
+                        _ => 0,
+                    })
+                    .sum(),
+                _ => 0,
+            })
+            .collect()
+    }
+
+    /// Whether some key column is stored as bytes (whose room depends on
+    /// the keys' lengths, see [`GroupTable::key_bytes`]).
+    pub fn stores_bytes(&self) -> bool {
+        self.keys.iter().any(|store| matches!(store, KeyStore::Bytes { .. }))
+    }
+
+    /// Whether the byte keys of a batch (`incoming`, see
+    /// [`GroupTable::key_bytes`]) may not fit the room reserved.
+    pub fn needs_key_room(&self, incoming: &[usize]) -> bool {
+        self.keys.iter().zip(incoming).any(|(store, &extra)| match store {
+            KeyStore::Bytes { data, .. } => data.len() + extra > data.capacity(),
+            _ => false,
+        })
+    }
+
     /// Groups the table holds without growing its per-group vectors.
     pub fn room(&self) -> usize {
         self.hashes.capacity()
@@ -559,10 +615,26 @@ impl GroupTable {
     /// Grow the per-group vectors to exactly `total` groups (and the hash
     /// table to hold them), instead of letting them double on the next
     /// insert: a caller within a memory budget decides how far. Byte keys
-    /// get room for `total` keys of the average length so far.
-    pub fn reserve_groups(&mut self, total: usize) {
+    /// get room for `total` keys of the average length so far and for the
+    /// `incoming` bytes of the next batch ([`GroupTable::key_bytes`]).
+    pub fn reserve_groups(&mut self, total: usize, incoming: &[usize]) {
         let n = self.len();
         let extra = total.saturating_sub(n);
+        let capacities: Vec<usize> = (self.keys.iter().enumerate())
+            .map(|(k, store)| match store {
+                KeyStore::Bytes { data, .. } => self.data_capacity_at(
+                    (data.len(), data.capacity()),
+                    total,
+                    incoming.get(k).copied().unwrap_or(0),
+                ),
+                _ => 0,
+            })
+            .collect();
+        for (store, capacity) in self.keys.iter_mut().zip(capacities) {
+            if let KeyStore::Bytes { data, .. } = store {
+                data.reserve_exact(capacity - data.len());
+            }
+        }
         if extra == 0 {
             return;
         }
@@ -573,9 +645,7 @@ impl GroupTable {
                     values.reserve_exact(extra);
                     nulls.reserve_exact(extra);
                 }
-                KeyStore::Bytes { data, ends, nulls } => {
-                    let average = if n == 0 { 8 } else { data.len().div_ceil(n) };
-                    data.reserve_exact((average * total).saturating_sub(data.len()));
+                KeyStore::Bytes { ends, nulls, .. } => {
                     ends.reserve_exact(extra);
                     nulls.reserve_exact(extra);
                 }
@@ -905,7 +975,7 @@ mod tests {
         let mut out = Vec::new();
         let a = ints(&(0..1000).map(Some).collect::<Vec<_>>());
         unsafe { t.assign(&[&a, &texts(&first)], &all(1000), &mut out) };
-        t.reserve_groups(3000);
+        t.reserve_groups(3000, &[]);
         assert_eq!(t.room(), 3000);
         let before = t.bytes_used();
         for batch in 1..3 {
@@ -945,17 +1015,38 @@ mod tests {
         }
         for total in [1000, 3000, 12_288, 12_289, 100_000] {
             for t in [&mut one, &mut two] {
-                let foretold = t.bytes_at(total);
-                t.reserve_groups(total);
+                let foretold = t.bytes_at(total, &[]);
+                t.reserve_groups(total, &[]);
                 assert_eq!(t.bytes_used(), foretold, "{total} groups");
             }
         }
+        // A batch of keys longer than the average so far: room for its
+        // bytes is foretold and reserved too (the store does not double).
+        let long: Vec<Vec<u8>> = (0..1000)
+            .map(|i| crate::batch::varlena::make_1b(format!("a much longer key than before {i}").as_bytes()))
+            .collect();
+        let mut t = GroupTable::new(&[KeyKind::Int, KeyKind::Bytes]);
+        unsafe { t.assign(&[&a, &texts(&keys)], &all(1000), &mut out) };
+        t.reserve_groups(2000, &[]);
+        let (b, l) = (ints(&(1000..2000).map(Some).collect::<Vec<_>>()), texts(&long));
+        let incoming = unsafe { t.key_bytes(&[&b, &l], &all(1000)) };
+        assert_eq!(incoming[0], 0);
+        assert_eq!(incoming[1], long.iter().map(|v| v.len() - 1).sum::<usize>());
+        assert!(t.needs_key_room(&incoming));
+        let foretold = t.bytes_at(2000, &incoming);
+        assert!(foretold > t.bytes_at(2000, &[]));
+        t.reserve_groups(2000, &incoming);
+        assert_eq!(t.bytes_used(), foretold);
+        assert!(!t.needs_key_room(&incoming));
+        unsafe { t.assign(&[&b, &l], &all(1000), &mut out) };
+        assert_eq!(t.bytes_used(), foretold, "no store grew past its reservation");
+
         // Past 12,288 groups the index takes 32,768 slots, not 16,384.
         let mut t = GroupTable::new(&[KeyKind::Int]);
-        let per_group = t.bytes_at(12_288) / 12_288;
-        assert!(t.bytes_at(12_289) > per_group * 12_289 + 16_384 * 8 - 1);
-        t.reserve_groups(12_289);
-        assert_eq!(t.bytes_used(), GroupTable::new(&[KeyKind::Int]).bytes_at(12_289));
+        let per_group = t.bytes_at(12_288, &[]) / 12_288;
+        assert!(t.bytes_at(12_289, &[]) > per_group * 12_289 + 16_384 * 8 - 1);
+        t.reserve_groups(12_289, &[]);
+        assert_eq!(t.bytes_used(), GroupTable::new(&[KeyKind::Int]).bytes_at(12_289, &[]));
     }
 
     #[test]

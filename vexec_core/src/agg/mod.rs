@@ -46,8 +46,8 @@ mod tests {
         // index) whose index doubles past 12,288 groups: a budget 1,000
         // bytes above 12,288 groups stops at 12,288, not 58 groups further.
         let t = GroupTable::new(&[KeyKind::Int]);
-        let budget = t.bytes_at(12_288) + 1000;
-        assert_eq!(t.bytes_at(12_288) - t.bytes_at(12_287), 17);
-        assert_eq!(largest_within(1024, 40_000, |n| t.bytes_at(n) <= budget), Some(12_288));
+        let budget = t.bytes_at(12_288, &[]) + 1000;
+        assert_eq!(t.bytes_at(12_288, &[]) - t.bytes_at(12_287, &[]), 17);
+        assert_eq!(largest_within(1024, 40_000, |n| t.bytes_at(n, &[]) <= budget), Some(12_288));
     }
 }
