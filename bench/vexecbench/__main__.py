@@ -99,7 +99,8 @@ def cmd_run(args) -> int:
                 keep = set(parse_list(args.queries))
                 queries = [q for q in queries if q[0] in keep]
             bcfgs = [c for c in cfgs if c.mode != "duckdb" or ds.kind not in ("scan", "agg")]
-            r.run_benchmark(bench, ds.label, ds.name, datasets.duckdb_path(args.state, ds), queries, bcfgs)
+            r.run_benchmark(bench, ds.label, ds.name, datasets.duckdb_path(args.state, ds), queries, bcfgs,
+                            memory=bench == "agg")
     finally:
         r.close()
         cl.stop()

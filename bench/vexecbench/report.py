@@ -41,6 +41,18 @@ def cold(rows: list[dict]) -> dict:
     return out
 
 
+def peak_memory(rows: list[dict]) -> dict:
+    """(benchmark, dataset) -> query -> config -> the largest peak backend
+    memory (kB) sampled over the hot runs, where it was sampled."""
+    out: dict = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        if int(r["run"]) == 0 or r["status"] != "ok" or not r.get("peak_kb"):
+            continue
+        cell = out[(r["benchmark"], r["dataset"])][r["query"]]
+        cell[r["config"]] = max(cell.get(r["config"], 0), int(r["peak_kb"]))
+    return out
+
+
 def geomean(values: list[float]) -> float | None:
     vals = [v for v in values if v and v > 0]
     if not vals:
@@ -72,6 +84,7 @@ def summarize(rows: list[dict]) -> dict:
         complete = [q for q, cells in queries.items() if all(isinstance(cells.get(c), float) for c in cfgs)]
         geo = {c: geomean([queries[q][c] for q in complete]) for c in cfgs}
         summary["benchmarks"][f"{bench} ({dataset})"] = {
+            "key": (bench, dataset),
             "configs": cfgs,
             "queries_in_geomean": len(complete),
             "queries": len(queries),
@@ -136,6 +149,15 @@ def markdown(rows: list[dict], settings: dict | None = None, chart_files: dict |
                 out.append(f"Slowest queries ({c}): " +
                            ", ".join(f"{q} ({fmt_ms(ms)} ms)" for ms, q in slow))
                 out.append("")
+        peaks = peak_memory(rows).get(b["key"], {})
+        if peaks:
+            out += ["Peak backend memory (RssAnon of the backend, sampled every 5 ms; the largest of the "
+                    "hot runs), kB:", "",
+                    "| query | " + " | ".join(cfgs) + " |", "|---|" + "---:|" * len(cfgs)]
+            for q in sorted(peaks, key=query_sort_key):
+                out.append(f"| {q} | " + " | ".join(f"{peaks[q][c]:,}" if c in peaks[q] else "-" for c in cfgs)
+                           + " |")
+            out.append("")
         if chart_files and title in chart_files:
             out += [f"![speedups]({os.path.basename(chart_files[title])})", ""]
     return "\n".join(out)

@@ -7,6 +7,7 @@ last. Configurations that need the server without vexec (vanilla) form one
 block and those with it another, so the server restarts at most twice a query.
 """
 
+import contextlib
 import csv
 import os
 import platform
@@ -21,7 +22,52 @@ from psycopg import pq
 from .cluster import Cluster
 
 FIELDS = ["sha", "started", "machine", "benchmark", "dataset", "config", "query", "run", "ms", "rows",
-          "status", "error"]
+          "status", "error", "peak_kb"]
+
+
+def rss_anon_kb(status_text: str) -> int | None:
+    """The RssAnon line of a /proc/<pid>/status: a process's private memory
+    (a backend's palloc and Rust heap; shared buffers are RssShmem)."""
+    for line in status_text.splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1])
+    return None
+
+
+class MemoryProbe:
+    """Samples a backend's RssAnon every `interval` seconds while a query
+    runs and keeps the largest: its peak private memory, up to the sampling
+    (the server must be on this machine)."""
+
+    def __init__(self, pid: int, interval: float = 0.005):
+        self.path = f"/proc/{pid}/status"
+        self.interval = interval
+        self.peak: int | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _sample(self) -> None:
+        try:
+            with open(self.path) as f:
+                kb = rss_anon_kb(f.read())
+        except OSError:
+            return
+        if kb is not None and (self.peak is None or kb > self.peak):
+            self.peak = kb
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._sample()
+            self._stop.wait(self.interval)
+
+    def __enter__(self) -> "MemoryProbe":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
 
 
 @dataclass(frozen=True)
@@ -132,6 +178,7 @@ class Runner:
                 w.writeheader()
                 w.writerows(kept)
         self.started = time.strftime("%Y-%m-%dT%H:%M:%S")
+        self.memory = False
         self.machine = machine()
         new = not os.path.exists(out_csv)
         self._f = open(out_csv, "a", newline="")
@@ -143,16 +190,19 @@ class Runner:
         self._f.close()
 
     def _record(self, bench: str, dataset: str, cfg: Config, query: str, run: int, ms: float | None,
-                rows: int | None, status: str, error: str = "") -> None:
+                rows: int | None, status: str, error: str = "", peak_kb: int | None = None) -> None:
         self._w.writerow(dict(sha=self.sha, started=self.started, machine=self.machine, benchmark=bench,
                               dataset=dataset, config=cfg.name, query=query, run=run,
                               ms=f"{ms:.3f}" if ms is not None else "", rows=rows if rows is not None else "",
-                              status=status, error=error.replace("\n", " ")[:300]))
+                              status=status, error=error.replace("\n", " ")[:300],
+                              peak_kb=peak_kb if peak_kb is not None else ""))
         self._f.flush()
 
     def run_benchmark(self, bench: str, dataset: str, pg_db: str, duck_path: str | None,
-                      queries: list[tuple[str, str, str]], cfgs: list[Config]) -> None:
-        """queries: (name, PostgreSQL text, DuckDB text)."""
+                      queries: list[tuple[str, str, str]], cfgs: list[Config], memory: bool = False) -> None:
+        """queries: (name, PostgreSQL text, DuckDB text); `memory`: sample
+        each PostgreSQL run's peak backend memory (MemoryProbe)."""
+        self.memory = memory
         for qi, (qname, pg_q, duck_q) in enumerate(queries):
             line = []
             for cfg in order_for(qi, cfgs):
@@ -178,16 +228,20 @@ class Runner:
                 setup.append(f"SET vexec.mode = {cfg.mode}")
             for s in setup:
                 conn.execute(s)
+            pid = conn.execute("SELECT pg_backend_pid()").fetchone()[0] if self.memory else None
             pg = conn.pgconn
             best = None
             for run in range(1 + self.hot):
-                t0 = time.perf_counter()
-                # Raw libpq: the result is received whole but never converted
-                # into Python values.
-                res = pg.exec_(q.encode())
-                ms = (time.perf_counter() - t0) * 1000
+                probe = MemoryProbe(pid) if pid else None
+                with probe or contextlib.nullcontext():
+                    t0 = time.perf_counter()
+                    # Raw libpq: the result is received whole but never
+                    # converted into Python values.
+                    res = pg.exec_(q.encode())
+                    ms = (time.perf_counter() - t0) * 1000
+                peak = probe.peak if probe else None
                 if res.status == pq.ExecStatus.TUPLES_OK or res.status == pq.ExecStatus.COMMAND_OK:
-                    self._record(bench, dataset, cfg, qname, run, ms, res.ntuples, "ok")
+                    self._record(bench, dataset, cfg, qname, run, ms, res.ntuples, "ok", peak_kb=peak)
                     if run > 0:
                         best = ms if best is None else min(best, ms)
                     continue
