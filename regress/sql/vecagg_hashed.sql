@@ -179,6 +179,9 @@ RESET vexec.mode;
 SELECT agg_same($$SELECT k, count(*), sum(v), min(tk COLLATE "C"), max(id) FROM vbig GROUP BY k$$);
 SELECT agg_same($$SELECT tk, count(*), avg(v), count(k) FROM vbig GROUP BY tk$$);
 SELECT agg_same($$SELECT k % 1000, tk, count(*) FROM vbig GROUP BY 1, 2 HAVING count(*) > 1$$);
+-- Two integer keys (the pair index), NULLs in either (the general table),
+-- spilled.
+SELECT agg_same($$SELECT nullif(k % 3000, 7), nullif(v, 3), count(*), sum(id) FROM vbig GROUP BY 1, 2$$);
 SELECT agg_same($$SELECT k, sum(100 / (v - 99)) FROM vbig GROUP BY k$$);
 SELECT agg_same($$SELECT k % 100, count(DISTINCT tk), count(DISTINCT v) FROM vbig GROUP BY 1$$);
 -- DISTINCT sums spill with their groups (each group's distinct values go

@@ -35,6 +35,7 @@ use hashbrown::HashTable;
 use std::hash::BuildHasher;
 
 use super::int_index::IntIndex;
+use super::pair_index::PairIndex;
 use crate::batch::{varlena, Column, RowIdx, Values};
 use crate::expr::kernels::cmp::trim_blanks;
 
@@ -227,12 +228,16 @@ pub struct GroupTable {
     norm_tags: Vec<Vec<u8>>,
     /// The hash of every group's key (for growing the table without rehashing keys).
     hashes: Vec<u64>,
-    /// The groups by key, for every table but [`GroupTable::ints`]'.
+    /// The groups by key, for every table but [`GroupTable::ints`]' (and
+    /// but those of [`GroupTable::pairs`] without a NULL key).
     table: HashTable<u32>,
     /// A table of one integer-like key (integers, dates, floats, bools) finds
     /// its groups here instead: the key beside its group ([`IntIndex`]),
     /// the NULL key's group apart ([`NO_GROUP`] until met).
     ints: Option<IntIndex>,
+    /// A table of two integer-like keys finds the groups of keys without a
+    /// NULL here: both keys beside the group ([`PairIndex`]).
+    pairs: Option<PairIndex>,
     null_group: u32,
     state: FixedState,
 }
@@ -499,6 +504,14 @@ impl GroupTable {
             hashes: vec![],
             table: HashTable::new(),
             ints: matches!(kinds, [KeyKind::Int | KeyKind::Float4 | KeyKind::Float8]).then(IntIndex::default),
+            pairs: matches!(
+                kinds,
+                [
+                    KeyKind::Int | KeyKind::Float4 | KeyKind::Float8,
+                    KeyKind::Int | KeyKind::Float4 | KeyKind::Float8
+                ]
+            )
+            .then(PairIndex::default),
             null_group: NO_GROUP,
             state: FixedState::with_seed(0x7665_7865_63),
         }
@@ -519,7 +532,8 @@ impl GroupTable {
             + self.norm_vals.iter().map(|v| v.capacity() * 9).sum::<usize>()
             + self.hashes.capacity() * 8
             + self.table.capacity() * 5
-            + self.ints.as_ref().map_or(0, IntIndex::bytes_used)
+            + self.ints.as_ref().map_or(0, |i| i.index.bytes_used())
+            + self.pairs.as_ref().map_or(0, |p| p.index.bytes_used())
     }
 
     /// What [`GroupTable::bytes_used`] will be after
@@ -549,10 +563,12 @@ impl GroupTable {
                 }
             })
             .sum();
-        let index = match &self.ints {
-            Some(ints) => ints.bytes_at(total),
-            None if total > self.table.capacity() => hash_table_capacity(total) * 5,
-            None => self.table.capacity() * 5,
+        let index = match (&self.ints, &self.pairs) {
+            (Some(ints), _) => ints.index.bytes_at(total),
+            // (Keys with a NULL in the general table: not reserved for.)
+            (_, Some(pairs)) => pairs.index.bytes_at(total) + self.table.capacity() * 5,
+            (None, None) if total > self.table.capacity() => hash_table_capacity(total) * 5,
+            (None, None) => self.table.capacity() * 5,
         };
         keys + self.norm_vals.iter().map(|v| at(v.capacity()) * 9).sum::<usize>()
             + at(self.hashes.capacity()) * 8
@@ -655,9 +671,10 @@ impl GroupTable {
         self.norm_tags.iter_mut().for_each(|v| v.reserve_exact(extra));
         self.hashes.reserve_exact(extra);
         let hashes = &self.hashes;
-        match &mut self.ints {
-            Some(ints) => ints.reserve(total, |g| group_hashes_at(hashes, g)),
-            None => self.table.reserve(extra, |&g| group_hashes_at(hashes, g)),
+        match (&mut self.ints, &mut self.pairs) {
+            (Some(ints), _) => ints.index.reserve(total, |g| group_hashes_at(hashes, g)),
+            (_, Some(pairs)) => pairs.index.reserve(total, |g| group_hashes_at(hashes, g)),
+            (None, None) => self.table.reserve(extra, |&g| group_hashes_at(hashes, g)),
         }
     }
 
@@ -779,6 +796,7 @@ impl GroupTable {
             hashes: group_hashes,
             table,
             ints,
+            pairs,
             null_group,
             ..
         } = self;
@@ -800,7 +818,7 @@ impl GroupTable {
             let (tags, vals) = (&norms[0].tags, &norms[0].vals);
             for (i, (&r, &h)) in rows.iter().zip(&hashes).enumerate() {
                 if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
-                    ints.prefetch(ahead);
+                    ints.index.prefetch(ahead);
                 }
                 if same_as_previous(&norms, i, &hashes) {
                     out.push(out[i - 1]);
@@ -817,6 +835,40 @@ impl GroupTable {
                         None => {
                             let g = new_group!(i, r as usize, h);
                             ints.insert(vals[i], h, g, |x| group_hashes_at(group_hashes, x));
+                            g
+                        }
+                    }
+                };
+                out.push(g);
+            }
+            return self.len() - before;
+        }
+        if let Some(pairs) = pairs {
+            let (ta, va, tb, vb) = (&norms[0].tags, &norms[0].vals, &norms[1].tags, &norms[1].vals);
+            for (i, (&r, &h)) in rows.iter().zip(&hashes).enumerate() {
+                if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
+                    pairs.index.prefetch(ahead);
+                }
+                if same_as_previous(&norms, i, &hashes) {
+                    out.push(out[i - 1]);
+                    continue;
+                }
+                let g = if ta[i] == NORM_FIXED && tb[i] == NORM_FIXED {
+                    match pairs.find(va[i], vb[i], h) {
+                        Some(g) => g,
+                        None => {
+                            let g = new_group!(i, r as usize, h);
+                            pairs.insert(va[i], vb[i], h, g, |x| group_hashes_at(group_hashes, x));
+                            g
+                        }
+                    }
+                } else {
+                    let stored = Stored { kinds, keys, norm_vals, norm_tags };
+                    match find(table, &stored, h, &norms, i, false) {
+                        Some(g) => g,
+                        None => {
+                            let g = new_group!(i, r as usize, h);
+                            table.insert_unique(h, g, |&x| group_hashes_at(group_hashes, x));
                             g
                         }
                     }
@@ -868,7 +920,7 @@ impl GroupTable {
             let (tags, vals) = (&norms[0].tags, &norms[0].vals);
             for (i, &h) in hashes.iter().enumerate() {
                 if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
-                    ints.prefetch(ahead);
+                    ints.index.prefetch(ahead);
                 }
                 let g = if same_as_previous(&norms, i, hashes) {
                     groups[i - 1]
@@ -881,13 +933,30 @@ impl GroupTable {
             }
             return;
         }
-        let single_fixed = single_fixed(&norms);
         let stored = Stored {
             kinds: &self.kinds,
             keys: &self.keys,
             norm_vals: &self.norm_vals,
             norm_tags: &self.norm_tags,
         };
+        if let Some(pairs) = &self.pairs {
+            let (ta, va, tb, vb) = (&norms[0].tags, &norms[0].vals, &norms[1].tags, &norms[1].vals);
+            for (i, &h) in hashes.iter().enumerate() {
+                if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
+                    pairs.index.prefetch(ahead);
+                }
+                let g = if same_as_previous(&norms, i, hashes) {
+                    groups[i - 1]
+                } else if ta[i] == NORM_FIXED && tb[i] == NORM_FIXED {
+                    pairs.find(va[i], vb[i], h).unwrap_or(NO_GROUP)
+                } else {
+                    find(&self.table, &stored, h, &norms, i, false).unwrap_or(NO_GROUP)
+                };
+                groups.push(g);
+            }
+            return;
+        }
+        let single_fixed = single_fixed(&norms);
         for (i, &h) in hashes.iter().enumerate() {
             if same_as_previous(&norms, i, hashes) {
                 groups.push(groups[i - 1]);
@@ -1047,6 +1116,47 @@ mod tests {
         assert!(t.bytes_at(12_289, &[]) > per_group * 12_289 + 16_384 * 8 - 1);
         t.reserve_groups(12_289, &[]);
         assert_eq!(t.bytes_used(), GroupTable::new(&[KeyKind::Int]).bytes_at(12_289, &[]));
+    }
+
+    #[test]
+    fn two_integer_keys_group_as_pairs_and_with_nulls_apart() {
+        // (a, b) with NULLs in either key: keys without a NULL go to the pair
+        // index, the others to the general table; the groups are those of
+        // a map on (Option, Option), across batches and through growth, and
+        // lookup finds what assign made.
+        let mut t = GroupTable::new(&[KeyKind::Int, KeyKind::Int]);
+        assert!(t.pairs.is_some());
+        let key = |i: i32| {
+            let a = (i * 7919 % 211 != 0).then_some(i % 97 - 40);
+            let b = (i % 13 != 0).then_some(i * 31 % 89);
+            (a, b)
+        };
+        let mut oracle: std::collections::HashMap<(Option<i32>, Option<i32>), u32> = Default::default();
+        let mut out = Vec::new();
+        for batch in 0..8 {
+            let ks: Vec<(Option<i32>, Option<i32>)> = (0..1000).map(|i| key(batch * 1000 + i)).collect();
+            let (a, b) = (
+                ints(&ks.iter().map(|k| k.0).collect::<Vec<_>>()),
+                ints(&ks.iter().map(|k| k.1).collect::<Vec<_>>()),
+            );
+            unsafe { t.assign(&[&a, &b], &all(1000), &mut out) };
+            for (k, &g) in ks.iter().zip(&out) {
+                let expected = *oracle.entry(*k).or_insert(g);
+                assert_eq!(g, expected, "{k:?}");
+            }
+            let (mut found, mut hashes) = (Vec::new(), Vec::new());
+            unsafe { t.lookup(&[&a, &b], &all(1000), &mut found, &mut hashes) };
+            assert_eq!(found, out);
+        }
+        assert_eq!(t.len(), oracle.len());
+        let distinct: std::collections::HashSet<u32> = oracle.values().copied().collect();
+        assert_eq!(distinct.len(), oracle.len(), "distinct keys, distinct groups");
+        assert!(oracle.keys().any(|k| k.0.is_none()) && oracle.keys().any(|k| k.1.is_none()));
+        // A key never met: no group.
+        let (a, b) = (ints(&[Some(1000), None]), ints(&[Some(0), Some(-5)]));
+        let (mut found, mut hashes) = (Vec::new(), Vec::new());
+        unsafe { t.lookup(&[&a, &b], &all(2), &mut found, &mut hashes) };
+        assert_eq!(found, vec![NO_GROUP, NO_GROUP]);
     }
 
     #[test]

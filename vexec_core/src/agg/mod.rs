@@ -8,6 +8,8 @@ pub mod distinct_rows;
 pub mod encoded;
 pub mod groups;
 mod int_index;
+mod open_index;
+mod pair_index;
 pub mod state_bytes;
 
 pub use accum::{Accumulator, AggError, AggResult, MomentsFinal, TextOrder, Transition};
