@@ -814,6 +814,20 @@ impl GroupTable {
                 g
             }};
         }
+        // Row `i`'s group through the general table, added if new.
+        macro_rules! general_group {
+            ($i:expr, $r:expr, $h:expr, $single_fixed:expr) => {{
+                let stored = Stored { kinds, keys, norm_vals, norm_tags };
+                match find(table, &stored, $h, &norms, $i, $single_fixed) {
+                    Some(g) => g,
+                    None => {
+                        let g = new_group!($i, $r, $h);
+                        table.insert_unique($h, g, |&x| group_hashes_at(group_hashes, x));
+                        g
+                    }
+                }
+            }};
+        }
         if let Some(ints) = ints {
             let (tags, vals) = (&norms[0].tags, &norms[0].vals);
             for (i, (&r, &h)) in rows.iter().zip(&hashes).enumerate() {
@@ -863,15 +877,7 @@ impl GroupTable {
                         }
                     }
                 } else {
-                    let stored = Stored { kinds, keys, norm_vals, norm_tags };
-                    match find(table, &stored, h, &norms, i, false) {
-                        Some(g) => g,
-                        None => {
-                            let g = new_group!(i, r as usize, h);
-                            table.insert_unique(h, g, |&x| group_hashes_at(group_hashes, x));
-                            g
-                        }
-                    }
+                    general_group!(i, r as usize, h, false)
                 };
                 out.push(g);
             }
@@ -884,16 +890,7 @@ impl GroupTable {
                 out.push(out[i - 1]);
                 continue;
             }
-            let stored = Stored { kinds, keys, norm_vals, norm_tags };
-            let g = match find(table, &stored, h, &norms, i, single_fixed) {
-                Some(g) => g,
-                None => {
-                    let g = new_group!(i, r, h);
-                    table.insert_unique(h, g, |&x| group_hashes_at(group_hashes, x));
-                    g
-                }
-            };
-            out.push(g);
+            out.push(general_group!(i, r, h, single_fixed));
         }
         self.len() - before
     }
