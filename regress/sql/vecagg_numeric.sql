@@ -63,15 +63,36 @@ EXPLAIN (COSTS OFF, VERBOSE) SELECT sum(wide * 2), sum(u * 2), sum(qty * 2) FROM
 RESET vexec.mode;
 
 -- Past 18 digits (numeric(p, s) with p <= 38) columns are read as scaled
--- integers too: a batch (1,024 rows) holding a value past int8 at its
--- scale (rows 2500 and 4000 here) goes to PostgreSQL's evaluator, the
--- others take the kernels; sums pass int8 (int128 per group).
+-- integers of 128 bits: every value of such a column fits, up to the 38
+-- digits of rows 3000, 3005 and 3500. Sums pass the int128 too (rows 3000
+-- and 3005 share a group). A product past the int128 (w * x from row 2500
+-- on, in two batches) sends its batch to PostgreSQL's evaluator.
 CREATE TABLE vwide (id int, k int, w numeric(38,4), x numeric(30,0));
 INSERT INTO vwide SELECT g, g % 5,
-  CASE WHEN g % 101 = 0 THEN NULL WHEN g = 2500 THEN 1234567890123456789012345678.9012 ELSE g * 1.0001 END,
+  CASE WHEN g % 101 = 0 THEN NULL WHEN g = 2500 THEN 1234567890123456789012345678.9012
+       WHEN g IN (3000, 3005) THEN 9999999999999999999999999999999999.9999
+       WHEN g = 3500 THEN -9999999999999999999999999999999999.9999 ELSE g * 1.0001 END,
   CASE WHEN g = 4000 THEN -999999999999999999999999999999 ELSE g::numeric * 1000000000000000 END
 FROM generate_series(1, 6000) g;
 ANALYZE vwide;
+CREATE FUNCTION row_mode_batches(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE ln text; r text := '';
+BEGIN
+  PERFORM set_config('vexec.mode', 'force', true);
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q LOOP
+    IF ln ~ 'Row-Mode Batches|^ *Batches' THEN r := r || trim(ln) || '; '; END IF;
+  END LOOP;
+  RETURN r;
+END $$;
+SELECT row_mode_batches($$SELECT sum(w), avg(x), sum(w + x), sum(-w), count(*) FROM vwide$$);
+SELECT row_mode_batches($$SELECT sum(w * x) FROM vwide$$);
+-- numeric(p, s) coercions of the wide values: within 38 digits, into 18
+-- (x at row 4000 does not fit: "numeric field overflow", at off's row),
+-- and into 19 and 38 digits where every value fits.
+SELECT agg_same($$SELECT sum((w - 0.5)::numeric(38,2)), sum((w + x)::numeric(38,1)), sum(x::numeric(30,0)) FROM vwide$$);
+SELECT agg_same($$SELECT sum(x::numeric(18,0)) FROM vwide$$);
+SELECT agg_same($$SELECT sum(x::numeric(19,0)), sum((x * 0.5)::numeric(38,0)) FROM vwide WHERE id < 4000$$);
+SELECT row_mode_batches($$SELECT sum((w + x)::numeric(38,1)), sum(x::numeric(19,0)) FROM vwide WHERE id < 4000$$);
 SET vexec.mode = force;
 EXPLAIN (COSTS OFF, VERBOSE) SELECT k, sum(w), avg(x * 2), sum(w - 0.5) FROM vwide WHERE w > 10.5 GROUP BY k;
 RESET vexec.mode;

@@ -344,6 +344,16 @@ pub fn decode_scaled_i64(payload: &[u8], scale: u16) -> Option<i64> {
     Some(if negative { -magnitude } else { magnitude })
 }
 
+/// As [`decode_scaled_i64`] for an `i128` (the numeric(19..38, s) columns):
+/// None for NaN, infinities, another display scale, a value past the
+/// i128, or bytes that are not a numeric.
+pub fn decode_scaled_i128(payload: &[u8], scale: u16) -> Option<i128> {
+    match decode(payload)? {
+        Decoded::Scaled { value, dscale } if dscale == scale => Some(value),
+        _ => None,
+    }
+}
+
 /// The magnitude, in units of `10^-scale`, of the `n` base-10,000 digits
 /// whose leading `n - 1` make `acc` and whose last is `last`, the first of
 /// weight `weight`. None when it does not fit an i64 or has digits below

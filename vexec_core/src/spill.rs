@@ -49,6 +49,7 @@ pub unsafe fn encode_rows(cols: &[&Column], fixed: &[Option<usize>], rows: &[Row
                 Values::I16(v) => out.extend_from_slice(&v[r].to_le_bytes()),
                 Values::I32(v) => out.extend_from_slice(&v[r].to_le_bytes()),
                 Values::I64(v) => out.extend_from_slice(&v[r].to_le_bytes()),
+                Values::I128(v) => out.extend_from_slice(&v[r].to_le_bytes()),
                 Values::F32(v) => out.extend_from_slice(&v[r].to_le_bytes()),
                 Values::F64(v) => out.extend_from_slice(&v[r].to_le_bytes()),
                 Values::Datum(v) => match fixed {
@@ -124,6 +125,7 @@ pub fn decode_rows(
                 Values::I16(v) => v[n] = i16::from_le_bytes(take(pos, 2)?.try_into().unwrap()),
                 Values::I32(v) => v[n] = i32::from_le_bytes(take(pos, 4)?.try_into().unwrap()),
                 Values::I64(v) => v[n] = i64::from_le_bytes(take(pos, 8)?.try_into().unwrap()),
+                Values::I128(v) => v[n] = i128::from_le_bytes(take(pos, 16)?.try_into().unwrap()),
                 Values::F32(v) => v[n] = f32::from_le_bytes(take(pos, 4)?.try_into().unwrap()),
                 Values::F64(v) => v[n] = f64::from_le_bytes(take(pos, 8)?.try_into().unwrap()),
                 Values::Datum(_) => match fixed.get(c).copied().flatten() {
@@ -164,6 +166,7 @@ fn truncate(col: &mut Column, n: usize) {
         Values::I16(v) => v.truncate(n),
         Values::I32(v) => v.truncate(n),
         Values::I64(v) => v.truncate(n),
+        Values::I128(v) => v.truncate(n),
         Values::F32(v) => v.truncate(n),
         Values::F64(v) => v.truncate(n),
         Values::Datum(v) => v.truncate(n),

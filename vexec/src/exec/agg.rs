@@ -70,7 +70,7 @@ struct AggItem {
     filter: Option<usize>,
     result_type: pg_sys::Oid,
     /// numeric sum/avg whose argument the child computes as integers
-    /// scaled by `10^scale` (I64 batch columns).
+    /// scaled by `10^scale` (I64 or I128 batch columns).
     arg_scale: Option<u16>,
     /// text min/max under a collation other than C: its order.
     collation: Option<pg_sys::Oid>,
@@ -616,8 +616,8 @@ impl AggState {
                             .iter()
                             .zip(&g.scaled)
                             .map(|(c, scale)| match (scale, &c.values) {
-                                (Some(s), Values::I64(v)) => {
-                                    Some(numeric_column(c, v, *s, &spilled, self.econtext))
+                                (Some(s), Values::I64(_) | Values::I128(_)) => {
+                                    Some(numeric_column(c, *s, &spilled, self.econtext))
                                 }
                                 _ => None,
                             })
@@ -868,7 +868,6 @@ unsafe fn request_scaled_args(
 /// per-batch memory (for a spill file).
 unsafe fn numeric_column(
     c: &Column,
-    v: &[i64],
     scale: u16,
     rows: &[RowIdx],
     econtext: *mut pg_sys::ExprContext,
@@ -880,8 +879,11 @@ unsafe fn numeric_column(
         for &r in rows {
             let r = r as usize;
             if c.is_valid(r) {
-                out.values
-                    .set_datum(r, palloc_varlena(&vexec_core::numeric::encode_payload(v[r] as i128, scale)));
+                let v = match &c.values {
+                    Values::I128(v) => v[r],
+                    v => v.datum(r) as i64 as i128,
+                };
+                out.values.set_datum(r, palloc_varlena(&vexec_core::numeric::encode_payload(v, scale)));
             }
         }
         pg_sys::MemoryContextSwitchTo(old);

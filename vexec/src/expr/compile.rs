@@ -317,11 +317,12 @@ impl Compiler {
 
     /// A numeric expression as scaled integers (`VExpr::NumericToScaled`):
     /// columns of numeric(p, s) with p <= 38 (every value has display scale
-    /// s; with p <= 18 every value fits an i64 scaled, past that a value
-    /// that does not sends its batch to PostgreSQL's evaluator), constants
-    /// at their display scale, integers at scale 0, and +, -, * and
-    /// negation, with numeric.c's result scales: max(s1, s2) for + and -,
-    /// s1 + s2 for *. Scales stay <= 18.
+    /// s: I64 for p <= 18, I128 past that), constants at their display
+    /// scale, integers at scale 0, and +, -, * and negation, with
+    /// numeric.c's result scales: max(s1, s2) for + and -, s1 + s2 for *.
+    /// An operation on an I128 operand is done in I128. Scales stay <= 18.
+    /// A result that leaves its integer sends its batch to PostgreSQL's
+    /// evaluator.
     unsafe fn scaled(&mut self, node: *mut pg_sys::Node) -> Option<(VExpr, u16)> {
         unsafe {
             if node.is_null() {
@@ -338,7 +339,11 @@ impl Compiler {
                         return None;
                     }
                     let col = self.node(node)?;
-                    Some((VExpr::NumericToScaled { scale: scale as u16, arg: Box::new(col.e) }, scale as u16))
+                    let phys = scaled_width(precision);
+                    Some((
+                        VExpr::NumericToScaled { scale: scale as u16, phys, arg: Box::new(col.e) },
+                        scale as u16,
+                    ))
                 }
                 pg_sys::NodeTag::T_Const => {
                     let c = node as *mut pg_sys::Const;
@@ -382,7 +387,8 @@ impl Compiler {
                             let (l, r) = (self.scaled(a)?, self.scaled(b)?);
                             let (l, r, scale) = if op == ArithOp::Mul {
                                 let scale = l.1 + r.1;
-                                (l.0, r.0, scale)
+                                let (l, r) = same_width(l.0, r.0);
+                                (l, r, scale)
                             } else {
                                 align(l, r)?
                             };
@@ -391,7 +397,7 @@ impl Compiler {
                             }
                             let e = VExpr::Arith {
                                 op,
-                                phys: PhysType::I64,
+                                phys: l.phys_type_hint(),
                                 left: Box::new(l),
                                 right: Box::new(r),
                             };
@@ -399,7 +405,7 @@ impl Compiler {
                         }
                         Kernel::NumericNeg => {
                             let (e, scale) = self.scaled(it.next()?)?;
-                            Some((VExpr::Neg { phys: PhysType::I64, arg: Box::new(e) }, scale))
+                            Some((VExpr::Neg { phys: e.phys_type_hint(), arg: Box::new(e) }, scale))
                         }
                         Kernel::NumericFromInt => {
                             let arg = self.node(it.next()?)?;
@@ -418,9 +424,13 @@ impl Compiler {
                             if !(0..=18).contains(&to) {
                                 return None; // negative scales and scales past 18: PostgreSQL's evaluator
                             }
+                            if precision > MAX_SCALED_PRECISION {
+                                return None;
+                            }
                             let (e, from) = self.scaled(a)?;
                             let op = CastOp::Rescale { from, to: to as u16, precision: precision as u16 };
-                            Some((VExpr::Cast { op, to: PhysType::I64, arg: Box::new(e) }, to as u16))
+                            let width = scaled_width(precision);
+                            Some((VExpr::Cast { op, to: width, arg: Box::new(e) }, to as u16))
                         }
                         _ => None,
                     }
@@ -901,29 +911,51 @@ impl Compiler {
 }
 
 /// Two scaled numerics brought to the larger of their scales (the result
-/// scale of numeric + and -): the other is multiplied by a power of ten,
-/// which reports an overflow like any int8 product.
+/// scale of numeric + and -) and to one width: the other is multiplied by a
+/// power of ten, which reports an overflow like any integer product.
 fn align(l: (VExpr, u16), r: (VExpr, u16)) -> Option<(VExpr, VExpr, u16)> {
     let scale = l.1.max(r.1);
-    let up = |(e, s): (VExpr, u16)| {
+    let (le, re) = same_width(l.0, r.0);
+    let phys = le.phys_type_hint();
+    let up = |e: VExpr, s: u16| {
         if s == scale {
             return Some(e);
         }
         let factor = 10i64.checked_pow((scale - s) as u32)?;
         Some(VExpr::Arith {
             op: ArithOp::Mul,
-            phys: PhysType::I64,
+            phys,
             left: Box::new(e),
-            right: Box::new(VExpr::Const { value: Some(factor as usize), phys: PhysType::I64 }),
+            right: Box::new(VExpr::Const { value: Some(factor as usize), phys }),
         })
     };
-    Some((up(l)?, up(r)?, scale))
+    Some((up(le, l.1)?, up(re, r.1)?, scale))
 }
 
-/// The widest numeric(p, s) read as scaled integers: the bound for
-/// scaled numerics. Values of p <= 18 always fit an i64; wider columns
-/// usually hold values that do, and a batch with one that does not is
-/// evaluated by PostgreSQL (exact, only slower).
+/// The integer width of the scaled values of numeric(precision, s).
+fn scaled_width(precision: i32) -> PhysType {
+    if precision <= 18 {
+        PhysType::I64
+    } else {
+        PhysType::I128
+    }
+}
+
+/// Two scaled numerics at one width: an I64 operand of an I128 one is
+/// widened (exactly).
+fn same_width(l: VExpr, r: VExpr) -> (VExpr, VExpr) {
+    let widen = |e: VExpr| match e.phys_type_hint() {
+        PhysType::I128 => e,
+        _ => VExpr::Cast { op: CastOp::IntToInt, to: PhysType::I128, arg: Box::new(e) },
+    };
+    match (l.phys_type_hint(), r.phys_type_hint()) {
+        (PhysType::I128, PhysType::I128) | (PhysType::I64, PhysType::I64) => (l, r),
+        _ => (widen(l), widen(r)),
+    }
+}
+
+/// The widest numeric(p, s) read as scaled integers: p <= 18 as i64,
+/// p <= 38 as i128 (every value of such a column fits).
 const MAX_SCALED_PRECISION: i32 = 38;
 
 /// The (precision, scale) of a numeric typmod (numeric.c's

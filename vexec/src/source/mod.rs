@@ -37,6 +37,7 @@ impl InputAttr {
             PhysType::I32 | PhysType::F32 => shim::KIND_W4,
             PhysType::I64 | PhysType::F64 => shim::KIND_W8,
             PhysType::Datum => shim::KIND_DATUM,
+            PhysType::I128 => unreachable!("no relation attribute is stored as an i128"),
         }
     }
 }

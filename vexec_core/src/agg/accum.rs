@@ -803,6 +803,13 @@ impl Accumulator {
                         sums.add_scaled(g, v[r] as i128, scale);
                     }
                 }
+                // numeric(19..38, s): scaled integers of 128 bits.
+                Values::I128(v) => {
+                    let scale = self.arg_scale.expect("the scale of a scaled numeric argument");
+                    for (g, r) in live {
+                        sums.add_scaled(g, v[r], scale);
+                    }
+                }
                 other => panic!("numeric sum over a {:?} column", other.phys_type()),
             },
             (_, t) => unreachable!("state does not match transition {t:?}"),
@@ -1485,33 +1492,77 @@ mod tests {
         assert_eq!(run(Transition::SumNumeric, Some(&c), &[0]).1, Err(AggError::InvalidNumeric { row: 0 }));
     }
 
-    #[test]
-    fn numeric_sums_of_scaled_integers_equal_sums_of_their_numerics() {
-        let xs: [i64; 5] = [12345, -5, 0, i64::MAX, i64::MAX];
-        let store: Vec<Vec<u8>> = xs.iter().map(|&x| numeric::encode(x as i128, 2)).collect();
+    /// An accumulator of transition `t` fed `scaled` (a scaled numeric
+    /// column at scale 2) into `groups`, one row each.
+    fn scaled_run(t: Transition, scaled: &Column, groups: &[u32]) -> Accumulator {
+        let mut b = Accumulator::new(t);
+        b.set_arg_scale(2);
+        b.ensure_groups(*groups.iter().max().unwrap() as usize + 1);
+        let rows: Vec<RowIdx> = (0..groups.len() as RowIdx).collect();
+        unsafe { b.update(groups, &rows, Some(scaled)) }.unwrap();
+        b
+    }
+
+    /// `xs` at scale 2 as numeric Datums (with their storage) and as a
+    /// scaled column of type `phys`, row `null` NULL in both.
+    fn numeric_and_scaled(
+        xs: &[i128],
+        phys: PhysType,
+        null: Option<usize>,
+    ) -> (Vec<Vec<u8>>, Column, Column) {
+        let store: Vec<Vec<u8>> = xs.iter().map(|&x| numeric::encode(x, 2)).collect();
         let mut datums = Column::new(PhysType::Datum, xs.len());
-        let mut scaled = Column::new(PhysType::I64, xs.len());
-        for (i, (v, &x)) in store.iter().zip(&xs).enumerate() {
+        let mut scaled = Column::new(phys, xs.len());
+        for (i, (v, &x)) in store.iter().zip(xs).enumerate() {
             datums.values.set_datum(i, v.as_ptr() as usize);
-            scaled.values.set_datum(i, x as usize);
+            match &mut scaled.values {
+                Values::I128(sv) => sv[i] = x,
+                sv => sv.set_datum(i, x as i64 as usize),
+            }
         }
-        let groups = [0u32, 1, 0, 1, 1];
+        if let Some(r) = null {
+            datums.validity.set(r, false);
+            scaled.validity.set(r, false);
+        }
+        (store, datums, scaled)
+    }
+
+    /// sum and avg of the numerics `datums` and of their scaled integers
+    /// `scaled` give equal results in every group.
+    fn assert_sums_agree(datums: &Column, scaled: &Column, groups: &[u32]) {
         for t in [Transition::SumNumeric, Transition::AvgNumeric] {
-            let (a, r) = run(t, Some(&datums), &groups);
+            let (a, r) = run(t, Some(datums), groups);
             r.unwrap();
-            let mut b = Accumulator::new(t);
-            b.set_arg_scale(2);
-            b.ensure_groups(2);
-            unsafe { b.update(&groups, &[0, 1, 2, 3, 4], Some(&scaled)) }.unwrap();
-            for g in 0..2 {
+            let b = scaled_run(t, scaled, groups);
+            for g in 0..=*groups.iter().max().unwrap() as usize {
                 assert_eq!(a.result(g), b.result(g), "{t:?} group {g}");
             }
         }
-        let mut b = Accumulator::new(Transition::SumNumeric);
-        b.set_arg_scale(2);
-        b.ensure_groups(2);
-        unsafe { b.update(&groups, &[0, 1, 2, 3, 4], Some(&scaled)) }.unwrap();
+    }
+
+    #[test]
+    fn numeric_sums_of_scaled_integers_equal_sums_of_their_numerics() {
+        let xs = [12345, -5, 0, i64::MAX as i128, i64::MAX as i128];
+        let (_store, datums, scaled) = numeric_and_scaled(&xs, PhysType::I64, None);
+        let groups = [0u32, 1, 0, 1, 1];
+        assert_sums_agree(&datums, &scaled, &groups);
+        let b = scaled_run(Transition::SumNumeric, &scaled, &groups);
         assert!(matches!(b.result(0), AggResult::NumericSum { value: 12345, dscale: 2, count: 2, .. }));
+    }
+
+    /// numeric(38, 2) values as I128 columns: the same results as their
+    /// Datums, including two 38-digit values whose sum leaves the i128.
+    #[test]
+    fn numeric_sums_of_wide_scaled_integers_equal_sums_of_their_numerics() {
+        let big = 10i128.pow(38) - 1;
+        let xs = [big, -5, big, 12345, -big, i64::MAX as i128 * 3];
+        let (_store, datums, scaled) = numeric_and_scaled(&xs, PhysType::I128, Some(3));
+        let groups = [0u32, 1, 0, 1, 1, 0];
+        assert_sums_agree(&datums, &scaled, &groups);
+        let b = scaled_run(Transition::SumNumeric, &scaled, &groups);
+        let AggResult::NumericSum { value, wide, count, .. } = b.result(0) else { panic!("a sum") };
+        assert_eq!((value, wide.len(), count), (big + xs[5], 1, 3), "the second 38-digit value aside");
+        assert!(matches!(b.result(1), AggResult::NumericSum { value: v, count: 2, .. } if v == -5 - big));
     }
 
     #[test]

@@ -32,6 +32,10 @@ pub enum PhysType {
     I16,
     I32,
     I64,
+    /// Scaled numerics of more than 18 digits (numeric(19..38, s)): no
+    /// PostgreSQL type has this width, so these columns exist only between
+    /// numeric kernels and the aggregates that read them, never as Datums.
+    I128,
     F32,
     F64,
     /// A PostgreSQL Datum of a by-reference type (a pointer).
@@ -66,6 +70,7 @@ pub enum Values {
     I16(Vec<i16>),
     I32(Vec<i32>),
     I64(Vec<i64>),
+    I128(Vec<i128>),
     F32(Vec<f32>),
     F64(Vec<f64>),
     Datum(Vec<usize>),
@@ -78,6 +83,7 @@ impl Values {
             PhysType::I16 => Values::I16(vec![0; len]),
             PhysType::I32 => Values::I32(vec![0; len]),
             PhysType::I64 => Values::I64(vec![0; len]),
+            PhysType::I128 => Values::I128(vec![0; len]),
             PhysType::F32 => Values::F32(vec![0.0; len]),
             PhysType::F64 => Values::F64(vec![0.0; len]),
             PhysType::Datum => Values::Datum(vec![0; len]),
@@ -90,6 +96,7 @@ impl Values {
             Values::I16(_) => PhysType::I16,
             Values::I32(_) => PhysType::I32,
             Values::I64(_) => PhysType::I64,
+            Values::I128(_) => PhysType::I128,
             Values::F32(_) => PhysType::F32,
             Values::F64(_) => PhysType::F64,
             Values::Datum(_) => PhysType::Datum,
@@ -102,6 +109,7 @@ impl Values {
             Values::I16(v) => v.len(),
             Values::I32(v) => v.len(),
             Values::I64(v) => v.len(),
+            Values::I128(v) => v.len(),
             Values::F32(v) => v.len(),
             Values::F64(v) => v.len(),
             Values::Datum(v) => v.len(),
@@ -119,6 +127,7 @@ impl Values {
             Values::I16(_) => 2,
             Values::I32(_) | Values::F32(_) => 4,
             Values::I64(_) | Values::F64(_) | Values::Datum(_) => 8,
+            Values::I128(_) => 16,
         }
     }
 
@@ -129,6 +138,7 @@ impl Values {
             Values::I16(v) => v.as_mut_ptr().cast(),
             Values::I32(v) => v.as_mut_ptr().cast(),
             Values::I64(v) => v.as_mut_ptr().cast(),
+            Values::I128(v) => v.as_mut_ptr().cast(),
             Values::F32(v) => v.as_mut_ptr().cast(),
             Values::F64(v) => v.as_mut_ptr().cast(),
             Values::Datum(v) => v.as_mut_ptr().cast(),
@@ -136,7 +146,9 @@ impl Values {
     }
 
     /// The value of row `i` as a PostgreSQL Datum (by-value types are
-    /// converted the way PostgreSQL's `XGetDatum` macros do).
+    /// converted the way PostgreSQL's `XGetDatum` macros do). An I128 value
+    /// has no Datum: its low 64 bits are returned, which is the value only
+    /// when it fits an i64 (consumers of I128 columns read them as i128).
     #[inline]
     pub fn datum(&self, i: usize) -> usize {
         match self {
@@ -144,6 +156,7 @@ impl Values {
             Values::I16(v) => v[i] as i64 as usize,
             Values::I32(v) => v[i] as i64 as usize,
             Values::I64(v) => v[i] as usize,
+            Values::I128(v) => v[i] as i64 as usize,
             Values::F32(v) => v[i].to_bits() as usize,
             Values::F64(v) => v[i].to_bits() as usize,
             Values::Datum(v) => v[i],
@@ -158,9 +171,20 @@ impl Values {
             Values::I16(v) => v[i] = d as i16,
             Values::I32(v) => v[i] = d as i32,
             Values::I64(v) => v[i] = d as i64,
+            Values::I128(v) => v[i] = d as i64 as i128,
             Values::F32(v) => v[i] = f32::from_bits(d as u32),
             Values::F64(v) => v[i] = f64::from_bits(d as u64),
             Values::Datum(v) => v[i] = d,
+        }
+    }
+
+    /// Set row `i` to row `j` of `src` (of the same physical type), at
+    /// full width (I128 included, which `datum` cannot carry).
+    #[inline]
+    pub fn copy_value(&mut self, i: usize, src: &Values, j: usize) {
+        match (self, src) {
+            (Values::I128(d), Values::I128(s)) => d[i] = s[j],
+            (d, s) => d.set_datum(i, s.datum(j)),
         }
     }
 }
@@ -202,6 +226,7 @@ impl Column {
                 Values::I16(v) => v.fill(d as i16),
                 Values::I32(v) => v.fill(d as i32),
                 Values::I64(v) => v.fill(d as i64),
+                Values::I128(v) => v.fill(d as i64 as i128),
                 Values::F32(v) => v.fill(f32::from_bits(d as u32)),
                 Values::F64(v) => v.fill(f64::from_bits(d as u64)),
                 Values::Datum(v) => v.fill(d),
@@ -224,7 +249,7 @@ pub fn gather(phys: PhysType, sources: &[&Column], picks: &[Option<(u32, u16)>])
     for (i, pick) in picks.iter().enumerate() {
         match *pick {
             Some((s, r)) if sources[s as usize].is_valid(r as usize) => {
-                out.values.set_datum(i, sources[s as usize].values.datum(r as usize));
+                out.values.copy_value(i, &sources[s as usize].values, r as usize);
             }
             _ => out.validity.set(i, false),
         }

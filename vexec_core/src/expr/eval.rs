@@ -153,8 +153,8 @@ fn compute(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kerne
             text::length(*kind, &a, sel, &mut out)?;
             out
         }
-        VExpr::NumericToScaled { scale, arg } => {
-            let mut out = Column::new(PhysType::I64, len);
+        VExpr::NumericToScaled { scale, phys, arg } => {
+            let mut out = Column::new(*phys, len);
             let VExpr::Column { index } = **arg else {
                 let a = eval_plain(arg, CmpKind::Text, ctx, sel)?;
                 kernels::numeric::to_scaled(&a, *scale, sel, &mut out)?;
@@ -535,6 +535,13 @@ pub fn fold_constants(e: VExpr) -> VExpr {
             memo: Vec::new(),
         };
         match eval(&e, &mut ctx, &[0]) {
+            // An I128 constant is a Datum (an i64, widened when splatted)
+            // only when it fits one.
+            Ok(Column { values: Values::I128(v), validity })
+                if validity.get(0) && i64::try_from(v[0]).is_err() =>
+            {
+                e
+            }
             Ok(c) => {
                 VExpr::Const { value: c.is_valid(0).then(|| c.values.datum(0)), phys: c.values.phys_type() }
             }
@@ -561,7 +568,7 @@ pub fn fold_constants(e: VExpr) -> VExpr {
         }
         VExpr::Like { arg, pattern, negate } => VExpr::Like { arg: b(arg), pattern, negate },
         VExpr::Length { kind, arg } => VExpr::Length { kind, arg: b(arg) },
-        VExpr::NumericToScaled { scale, arg } => VExpr::NumericToScaled { scale, arg: b(arg) },
+        VExpr::NumericToScaled { scale, phys, arg } => VExpr::NumericToScaled { scale, phys, arg: b(arg) },
         VExpr::Case { arms, otherwise, phys } => VExpr::Case {
             arms: arms.into_iter().map(|(c, r)| (fold_constants(c), fold_constants(r))).collect(),
             otherwise: otherwise.map(b),
@@ -691,7 +698,11 @@ mod tests {
         store.iter().enumerate().for_each(|(i, v)| col.values.set_datum(i, v.as_ptr() as usize));
         let inputs = [col];
         let mut host = NoHost;
-        let e = VExpr::NumericToScaled { scale: 2, arg: Box::new(VExpr::Column { index: 0 }) };
+        let e = VExpr::NumericToScaled {
+            scale: 2,
+            phys: PhysType::I64,
+            arg: Box::new(VExpr::Column { index: 0 }),
+        };
         let shared = [e.clone()];
         let mut ctx = EvalCtx {
             inputs: &inputs,

@@ -223,14 +223,15 @@ pub enum VExpr {
         args: Vec<VExpr>,
         phys: PhysType,
     },
-    /// A numeric(p, s) value as an integer scaled by `10^scale` (I64). The
-    /// numeric kernels are integer kernels on such columns: + and - on
-    /// operands brought to one scale, * adding the scales, comparisons on
-    /// one scale. A value that is not finite, has another display scale or
-    /// does not fit is reported as a [`KernelError`], so PostgreSQL's
-    /// evaluator handles that batch.
+    /// A numeric(p, s) value as an integer scaled by `10^scale`: I64 for
+    /// p <= 18, I128 for p <= 38. The numeric kernels are integer kernels
+    /// on such columns: + and - on operands brought to one scale and width,
+    /// * adding the scales, comparisons on one scale. A value that is not
+    /// finite, has another display scale or does not fit is reported as a
+    /// [`KernelError`], so PostgreSQL's evaluator handles that batch.
     NumericToScaled {
         scale: u16,
+        phys: PhysType,
         arg: Box<VExpr>,
     },
 }
@@ -247,7 +248,7 @@ impl VExpr {
             VExpr::Date { op: DateOp::Diff, .. } => PhysType::I32,
             VExpr::Date { .. } => PhysType::I32,
             VExpr::Length { .. } => PhysType::I32,
-            VExpr::NumericToScaled { .. } => PhysType::I64,
+            VExpr::NumericToScaled { phys, .. } => *phys,
             VExpr::Case { phys, .. } | VExpr::Coalesce { phys, .. } => *phys,
             VExpr::Cmp { .. }
             | VExpr::And(_)
@@ -271,7 +272,7 @@ impl VExpr {
             VExpr::Case { phys, .. } | VExpr::Coalesce { phys, .. } => *phys,
             VExpr::Column { .. } => PhysType::Datum,
             VExpr::Date { .. } | VExpr::Length { .. } => PhysType::I32,
-            VExpr::NumericToScaled { .. } => PhysType::I64,
+            VExpr::NumericToScaled { phys, .. } => *phys,
             _ => PhysType::Bool,
         }
     }

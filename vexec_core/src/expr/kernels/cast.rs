@@ -22,6 +22,14 @@ fn ints_of(v: &Values, i: usize) -> i64 {
     }
 }
 
+/// An integer or scaled numeric of any width, as i128.
+fn wide_of(v: &Values, i: usize) -> i128 {
+    match v {
+        Values::I128(a) => a[i],
+        other => ints_of(other, i) as i128,
+    }
+}
+
 fn floats_of(v: &Values, i: usize) -> f64 {
     match v {
         Values::F32(a) => a[i] as f64,
@@ -63,6 +71,7 @@ fn cast_dense(op: CastOp, arg: &Values, out: &mut Values, m: usize) -> bool {
         (CastOp::IntToInt, Values::I16(a), Values::I32(o)) => widen!(a, o, i32),
         (CastOp::IntToInt, Values::I16(a), Values::I64(o)) => widen!(a, o, i64),
         (CastOp::IntToInt, Values::I32(a), Values::I64(o)) => widen!(a, o, i64),
+        (CastOp::IntToInt, Values::I64(a), Values::I128(o)) => widen!(a, o, i128),
         (CastOp::IntToInt, Values::I32(a), Values::I16(o)) => narrow!(a, o, i16),
         (CastOp::IntToInt, Values::I64(a), Values::I16(o)) => narrow!(a, o, i16),
         (CastOp::IntToInt, Values::I64(a), Values::I32(o)) => narrow!(a, o, i32),
@@ -89,11 +98,12 @@ fn cast_rows(op: CastOp, arg: &Column, sel: &[RowIdx], out: &mut Column) -> Resu
         let fail = KernelError { row };
         match op {
             CastOp::IntToInt => {
-                let v = ints_of(&arg.values, i);
+                let v = wide_of(&arg.values, i);
                 match &mut out.values {
                     Values::I16(o) => o[i] = i16::try_from(v).map_err(|_| fail)?,
                     Values::I32(o) => o[i] = i32::try_from(v).map_err(|_| fail)?,
-                    Values::I64(o) => o[i] = v,
+                    Values::I64(o) => o[i] = i64::try_from(v).map_err(|_| fail)?,
+                    Values::I128(o) => o[i] = v,
                     other => panic!("integer cast into {:?}", other.phys_type()),
                 }
             }
@@ -151,7 +161,10 @@ fn cast_rows(op: CastOp, arg: &Column, sel: &[RowIdx], out: &mut Column) -> Resu
                 (a, o) => panic!("float cast from {:?} into {:?}", a.phys_type(), o.phys_type()),
             },
             CastOp::ScaledToInt { scale } => {
-                let v = round_scaled(ints_of(&arg.values, i), scale);
+                let v = match &arg.values {
+                    Values::I128(a) => i64::try_from(round_scaled_wide(a[i], scale)).map_err(|_| fail)?,
+                    a => round_scaled(ints_of(a, i), scale),
+                };
                 match &mut out.values {
                     Values::I16(o) => o[i] = i16::try_from(v).map_err(|_| fail)?,
                     Values::I32(o) => o[i] = i32::try_from(v).map_err(|_| fail)?,
@@ -159,10 +172,17 @@ fn cast_rows(op: CastOp, arg: &Column, sel: &[RowIdx], out: &mut Column) -> Resu
                     other => panic!("numeric to integer into {:?}", other.phys_type()),
                 }
             }
-            CastOp::Rescale { from, to, precision } => {
-                let Values::I64(o) = &mut out.values else { panic!("scaled numerics are I64") };
-                o[i] = rescale(ints_of(&arg.values, i), from, to, precision).ok_or(fail)?;
-            }
+            CastOp::Rescale { from, to, precision } => match (&arg.values, &mut out.values) {
+                (Values::I64(a), Values::I64(o)) => o[i] = rescale(a[i], from, to, precision).ok_or(fail)?,
+                (a, Values::I64(o)) => {
+                    let v = rescale_wide(wide_of(a, i), from, to, precision).ok_or(fail)?;
+                    o[i] = i64::try_from(v).map_err(|_| fail)?;
+                }
+                (a, Values::I128(o)) => {
+                    o[i] = rescale_wide(wide_of(a, i), from, to, precision).ok_or(fail)?
+                }
+                (a, o) => panic!("numeric rescale from {:?} into {:?}", a.phys_type(), o.phys_type()),
+            },
             CastOp::DateToTimestamp | CastOp::DateToTimestampForCmp => {
                 let (Values::I32(a), Values::I64(o)) = (&arg.values, &mut out.values) else {
                     panic!("date to timestamp from {:?}", arg.values.phys_type())
@@ -178,35 +198,48 @@ fn cast_rows(op: CastOp, arg: &Column, sel: &[RowIdx], out: &mut Column) -> Resu
     Ok(())
 }
 
-/// `x / 10^k` rounded half away from zero (numeric.c's `round_var`), `k <= 18`.
-pub fn round_scaled(x: i64, k: u16) -> i64 {
-    if k == 0 {
-        return x;
-    }
-    let p = 10i64.pow(k as u32);
-    let (q, r) = (x / p, x % p);
-    if r.unsigned_abs() * 2 >= p as u64 {
-        q + x.signum()
-    } else {
-        q
-    }
-}
+/// The scaled-numeric roundings at one integer width: i64 for numeric(p <= 18)
+/// (the common, fast case), i128 for the wider ones.
+macro_rules! scaled_rounding {
+    ($round:ident, $rescale:ident, $t:ty, $u:ty) => {
+        /// `x / 10^k` rounded half away from zero (numeric.c's `round_var`).
+        pub fn $round(x: $t, k: u16) -> $t {
+            if k == 0 {
+                return x;
+            }
+            let Some(p) = (10 as $t).checked_pow(k as u32) else {
+                // 10^k is past the width: the quotient is 0, rounded away
+                // from zero when 2|x| reaches 10^k (only i64 at k = 19 can).
+                let up = k == 19 && (x.unsigned_abs() as u128) * 2 >= 10u128.pow(19);
+                return if up { x.signum() } else { 0 };
+            };
+            let (q, r) = (x / p, x % p);
+            if r.unsigned_abs() * 2 >= p as $u {
+                q + x.signum()
+            } else {
+                q
+            }
+        }
 
-/// A value scaled by `10^from` as `numeric(precision, to)` scaled by
-/// `10^to`, or None when PostgreSQL would raise (its magnitude reaches
-/// `10^precision` at scale `to`) or the i64 overflows.
-pub fn rescale(x: i64, from: u16, to: u16, precision: u16) -> Option<i64> {
-    let v = if to >= from {
-        x.checked_mul(10i64.checked_pow((to - from) as u32)?)?
-    } else {
-        round_scaled(x, from - to)
+        /// A value scaled by `10^from` as `numeric(precision, to)` scaled by
+        /// `10^to`, or None when PostgreSQL would raise (its magnitude
+        /// reaches `10^precision` at scale `to`) or the integer overflows.
+        pub fn $rescale(x: $t, from: u16, to: u16, precision: u16) -> Option<$t> {
+            let v = if to >= from {
+                x.checked_mul((10 as $t).checked_pow((to - from) as u32)?)?
+            } else {
+                $round(x, from - to)
+            };
+            // Digits before the point <= precision - to: |v| < 10^precision at scale `to`.
+            match (10 as $t).checked_pow(precision as u32) {
+                Some(limit) if v.unsigned_abs() >= limit as $u => None,
+                _ => Some(v),
+            }
+        }
     };
-    // Digits before the point <= precision - to: |v| < 10^precision at scale `to`.
-    match 10i64.checked_pow(precision as u32) {
-        Some(limit) if v.unsigned_abs() >= limit as u64 => None,
-        _ => Some(v),
-    }
 }
+scaled_rounding!(round_scaled, rescale, i64, u64);
+scaled_rounding!(round_scaled_wide, rescale_wide, i128, u128);
 
 /// Microseconds per day.
 const USECS_PER_DAY: i64 = 86_400_000_000;
@@ -279,6 +312,58 @@ mod tests {
         assert_eq!(rescale(1000, 5, 5, 3), None);
         assert_eq!(rescale(i64::MAX / 10, 0, 2, 30), None, "past the i64: reported");
         assert_eq!(rescale(i64::MAX, 0, 0, 30), Some(i64::MAX), "precision past 18 never overflows an i64");
+    }
+
+    /// `x / 10^k` rounded half away from zero, on the decimal digits.
+    fn round_by_digits(x: i128, k: u16) -> i128 {
+        let digits = format!("{:0>60}", x.unsigned_abs());
+        let (kept, dropped) = digits.split_at(60 - k as usize);
+        let mut q: u128 = kept.parse().unwrap();
+        if dropped.as_bytes().first().is_some_and(|&d| d >= b'5') {
+            q += 1;
+        }
+        q as i128 * x.signum()
+    }
+
+    /// The i128 roundings (numeric(19..38)) and the i64 ones at the edges of
+    /// their widths, against rounding on the decimal digits.
+    #[test]
+    fn wide_scaled_numerics_round_and_rescale() {
+        let edges =
+            [0i128, 1, 5, 15, 149, 150, 10i128.pow(19) / 2, 10i128.pow(37) * 5, i128::MAX, i128::MIN + 1];
+        for k in 0..=38u16 {
+            for x in edges {
+                for x in [x, -x, x / 3, x / 7 * 5] {
+                    assert_eq!(round_scaled_wide(x, k), round_by_digits(x, k), "round({x}, {k})");
+                }
+            }
+        }
+        for k in 0..=19u16 {
+            for x in [i64::MAX, i64::MIN + 1, 5_000_000_000_000_000_000u64 as i64, 4_999_999_999_999_999_999]
+            {
+                assert_eq!(round_scaled(x, k) as i128, round_by_digits(x as i128, k), "round({x}, {k})");
+            }
+        }
+        // numeric(38, 2) of a 38-digit value at scale 4, and past it.
+        let big = 10i128.pow(37) * 9 + 12345;
+        assert_eq!(rescale_wide(big, 4, 2, 38), Some(big / 100), ".2345 rounds down");
+        assert_eq!(rescale_wide(big + 50, 4, 2, 38), Some(big / 100 + 1), ".2395 rounds up");
+        assert_eq!(rescale_wide(big, 2, 2, 37), None, "38 digits in numeric(37, 2): field overflow");
+        assert_eq!(rescale_wide(big, 2, 4, 38), None, "past the i128: reported");
+        let mut out = Column::new(PhysType::I128, 3);
+        let c = col(Values::I128(vec![big, -big, 7]));
+        cast(CastOp::Rescale { from: 4, to: 2, precision: 38 }, &c, &full_selection(3), &mut out).unwrap();
+        assert_eq!(out.values, Values::I128(vec![big / 100, -(big / 100), 0]));
+        // To integers: rounded, then range-checked.
+        let mut out8 = Column::new(PhysType::I64, 2);
+        let c = col(Values::I128(vec![(i64::MAX as i128) * 10 + 4, (i64::MAX as i128) * 10 + 15]));
+        cast(CastOp::ScaledToInt { scale: 1 }, &c, &[0], &mut out8).unwrap();
+        assert_eq!(out8.values.datum(0) as i64, i64::MAX);
+        assert_eq!(cast(CastOp::ScaledToInt { scale: 1 }, &c, &[1], &mut out8), Err(KernelError { row: 1 }));
+        // int8 to i128 widens exactly (the scaled operands of a mixed expression).
+        let mut wide = Column::new(PhysType::I128, 2);
+        cast(CastOp::IntToInt, &col(Values::I64(vec![i64::MIN, -3])), &full_selection(2), &mut wide).unwrap();
+        assert_eq!(wide.values, Values::I128(vec![i64::MIN as i128, -3]));
     }
 
     #[test]

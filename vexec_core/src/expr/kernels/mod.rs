@@ -40,6 +40,7 @@ pub fn copy_rows(dst: &mut Column, src: &Column, rows: &[RowIdx]) {
         (Values::I16(d), Values::I16(s)) => copy!(d, s),
         (Values::I32(d), Values::I32(s)) => copy!(d, s),
         (Values::I64(d), Values::I64(s)) => copy!(d, s),
+        (Values::I128(d), Values::I128(s)) => copy!(d, s),
         (Values::F32(d), Values::F32(s)) => copy!(d, s),
         (Values::F64(d), Values::F64(s)) => copy!(d, s),
         (Values::Datum(d), Values::Datum(s)) => copy!(d, s),

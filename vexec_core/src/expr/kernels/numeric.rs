@@ -4,7 +4,8 @@ use crate::batch::{varlena, Column, RowIdx, Values};
 use crate::expr::KernelError;
 
 /// Read the numerics of rows `sel` (plain varlenas) as integers scaled by
-/// `10^scale`. A row that has no exact `i64` at that scale is reported.
+/// `10^scale`, into `out`'s width (I64 or I128). A row that has no exact
+/// integer of that width at that scale is reported.
 pub fn to_scaled(arg: &Column, scale: u16, sel: &[RowIdx], out: &mut Column) -> Result<(), KernelError> {
     scaled_rows::<false>(arg, scale, sel, out).expect("plain values")
 }
@@ -21,7 +22,31 @@ pub fn to_scaled_if_plain(
     scaled_rows::<true>(arg, scale, sel, out)
 }
 
-#[inline]
+/// An integer width scaled numerics are read into.
+trait ScaledInt: Copy {
+    fn from_i64(x: i64) -> Self;
+    /// The general decoding (any header form, any number of digits).
+    fn decode(payload: &[u8], scale: u16) -> Option<Self>;
+}
+
+impl ScaledInt for i64 {
+    fn from_i64(x: i64) -> i64 {
+        x
+    }
+    fn decode(payload: &[u8], scale: u16) -> Option<i64> {
+        crate::numeric::decode_scaled_i64(payload, scale)
+    }
+}
+
+impl ScaledInt for i128 {
+    fn from_i64(x: i64) -> i128 {
+        x as i128
+    }
+    fn decode(payload: &[u8], scale: u16) -> Option<i128> {
+        crate::numeric::decode_scaled_i128(payload, scale)
+    }
+}
+
 fn scaled_rows<const CHECK_PLAIN: bool>(
     arg: &Column,
     scale: u16,
@@ -29,11 +54,28 @@ fn scaled_rows<const CHECK_PLAIN: bool>(
     out: &mut Column,
 ) -> Option<Result<(), KernelError>> {
     let Values::Datum(v) = &arg.values else { panic!("numeric expected, got {:?}", arg.values.phys_type()) };
-    let Values::I64(o) = &mut out.values else { panic!("scaled numerics are I64") };
+    match &mut out.values {
+        Values::I64(o) => scaled_into::<CHECK_PLAIN, i64>(v, &arg.validity, scale, sel, o, &mut out.validity),
+        Values::I128(o) => {
+            scaled_into::<CHECK_PLAIN, i128>(v, &arg.validity, scale, sel, o, &mut out.validity)
+        }
+        other => panic!("scaled numerics are I64 or I128, not {:?}", other.phys_type()),
+    }
+}
+
+#[inline]
+fn scaled_into<const CHECK_PLAIN: bool, T: ScaledInt>(
+    v: &[usize],
+    validity: &crate::batch::Bitmap,
+    scale: u16,
+    sel: &[RowIdx],
+    o: &mut [T],
+    out_validity: &mut crate::batch::Bitmap,
+) -> Option<Result<(), KernelError>> {
     for &row in sel {
         let i = row as usize;
-        let valid = arg.validity.get(i);
-        out.validity.set(i, valid);
+        let valid = validity.get(i);
+        out_validity.set(i, valid);
         if valid {
             let p = v[i] as *const u8;
             // SAFETY: valid rows point to varlenas; the fast path reads
@@ -41,7 +83,7 @@ fn scaled_rows<const CHECK_PLAIN: bool>(
             let h = unsafe { *p };
             if h & 0x01 == 0x01 && h != 0x01 {
                 if let Some(x) = unsafe { crate::numeric::decode_scaled_i64_short(p, scale) } {
-                    o[i] = x;
+                    o[i] = T::from_i64(x);
                     continue;
                 }
             }
@@ -50,7 +92,7 @@ fn scaled_rows<const CHECK_PLAIN: bool>(
                 return None;
             }
             let payload = unsafe { varlena::bytes(p) };
-            match crate::numeric::decode_scaled_i64(payload, scale) {
+            match T::decode(payload, scale) {
                 Some(x) => o[i] = x,
                 None => return Some(Err(KernelError { row })),
             }
@@ -63,7 +105,7 @@ fn scaled_rows<const CHECK_PLAIN: bool>(
 mod tests {
     use super::*;
     use crate::batch::PhysType;
-    use crate::numeric::{encode, encode_special, Special};
+    use crate::numeric::{encode, encode_payload, encode_special, Special};
 
     #[test]
     fn scaled_values_nulls_and_unrepresentable_rows() {
@@ -91,5 +133,34 @@ mod tests {
         col.values.set_datum(2, compressed.as_ptr() as usize);
         assert_eq!(to_scaled_if_plain(&col, 2, &[0, 1], &mut out), Some(Ok(())));
         assert_eq!(to_scaled_if_plain(&col, 2, &[0, 2], &mut out), None);
+    }
+
+    #[test]
+    fn wide_scaled_values_read_at_38_digits() {
+        let max38 = 10i128.pow(38) - 1;
+        let vals =
+            [encode(max38, 2), encode(-max38, 2), encode(-5, 2), encode(7, 3), encode(10i128.pow(20), 2)];
+        let mut col = Column::new(PhysType::Datum, vals.len());
+        for (i, v) in vals.iter().enumerate() {
+            col.values.set_datum(i, v.as_ptr() as usize);
+        }
+        let mut out = Column::new(PhysType::I128, vals.len());
+        to_scaled(&col, 2, &[0, 1, 2, 4], &mut out).unwrap();
+        assert_eq!(out.values, Values::I128(vec![max38, -max38, -5, 0, 10i128.pow(20)]));
+        assert_eq!(to_scaled(&col, 2, &[3], &mut out), Err(KernelError { row: 3 }), "another display scale");
+        // The same values into an I64 column: the wide ones are reported.
+        let mut narrow = Column::new(PhysType::I64, vals.len());
+        assert_eq!(to_scaled(&col, 2, &[2, 0], &mut narrow), Err(KernelError { row: 0 }));
+        // Short (1-byte header) varlenas, as stored on disk, take the fast path.
+        let short: Vec<Vec<u8>> = [123456789i128, 10i128.pow(30) + 1]
+            .iter()
+            .map(|&x| varlena::make_1b(&encode_payload(x, 2)))
+            .collect();
+        for (i, v) in short.iter().enumerate() {
+            col.values.set_datum(i, v.as_ptr() as usize);
+        }
+        to_scaled(&col, 2, &[0, 1], &mut out).unwrap();
+        let Values::I128(o) = &out.values else { unreachable!() };
+        assert_eq!(o[..2], [123456789, 10i128.pow(30) + 1]);
     }
 }
