@@ -7,6 +7,7 @@
 
 pub mod agg;
 pub mod batch;
+pub mod cost;
 pub mod expr;
 pub mod numeric;
 pub mod report;
