@@ -1,5 +1,5 @@
 //! Cost arithmetic that needs nothing of PostgreSQL's: the planner side
-//! (`vexec::plan::cost`) feeds it the planner's estimates.
+//! (`vexec::plan::scan`, the index fetch charge) feeds it the planner's estimates.
 
 /// The heap pages one scan of an index visits for `selectivity` of a table
 /// of `tuples` rows on `pages` pages, as cost_index counts them for a single
