@@ -118,19 +118,16 @@ vx_scan_is_pagemode(TableScanDesc scan)
  * Heap page reader
  *
  * A scan of cached pages waits on memory, not on instructions: every
- * tuple's first load misses the caches. These keep those waits
- * short:
+ * tuple's first load misses the caches. These keep those waits short:
  *   - the reader holds the stream's next page pinned one page ahead and
- *     prefetches its lines, a few per tuple of the current page, so the next
- *     page is in the cache when heap_prepare_pagescan() and the deforming
- *     reach it (the buffer order in shared memory is arbitrary, so the
- *     hardware prefetcher cannot guess it);
- *   - the tuples of a page are taken a run at a time: first every tuple's
- *     pointer and header check, then each needed fixed-offset column in its
- *     own tight loop, so the loads of many tuples are in flight together;
+ *     prefetches its header and line pointers, which
+ *     heap_prepare_pagescan() reads first;
  *   - a page whose tuples are read has its tuple space loaded first in
  *     ascending order (vx_load_tuple_space), not in the descending order
  *     of its line pointers;
+ *   - the tuples of a page are taken a run at a time: first every tuple's
+ *     pointer and header check, then each needed fixed-offset column in its
+ *     own tight loop, so the loads of many tuples are in flight together;
  *   - a scan that needs no column (count(*)) does not touch tuples at all.
  * ------------------------------------------------------------------------
  */
@@ -242,17 +239,12 @@ struct VxHeapReader
 	/* the stream's next page, pinned ahead (InvalidBuffer: none yet) */
 	Buffer		next_buf;
 	bool		stream_done;	/* the stream returned its last page */
-	/* prefetching of next_buf: next line to ask for (counting down), lines per tuple */
-	const char *pf_page;
-	int			pf_line;
-	int			pf_step;
 	bool		finished;
 	uint64		pages;
 	uint64		ntuples_read;
 };
 
-/* Lines of a page; the first VX_HEADER_LINES hold the header and line pointers */
-#define VX_PAGE_LINES (BLCKSZ / 64)
+/* The first lines of a page: its header and line pointers */
 #define VX_HEADER_LINES 8
 
 static void
@@ -485,7 +477,6 @@ vx_heap_release(VxHeapReader *r)
 	if (BufferIsValid(r->next_buf))
 		ReleaseBuffer(r->next_buf);
 	r->next_buf = InvalidBuffer;
-	r->pf_page = NULL;
 }
 
 /* The scan was restarted (table_rescan): forget the current page. */
@@ -513,26 +504,8 @@ vx_pins_left(VxHeapReader *r)
 	return RelationUsesLocalBuffers(r->scan->rs_base.rs_rd) ? GetAdditionalLocalPinLimit() : GetAdditionalPinLimit();
 }
 
-/* Ask for the next `nlines` lines of the page being prefetched: from its
- * end downwards, where a page's first tuples are. */
-static inline void
-vx_prefetch_lines(VxHeapReader *r, int nlines)
-{
-	const char *p = r->pf_page;
-	int			line = r->pf_line;
-	int			stop = Max(line - nlines, VX_HEADER_LINES - 1);
-
-	if (p == NULL)
-		return;
-	for (; line > stop; line--)
-		__builtin_prefetch(p + line * 64);
-	r->pf_line = line;
-	if (line < VX_HEADER_LINES)
-		r->pf_page = NULL;
-}
-
-/* Pin the stream's next page and start prefetching it: its header and line
- * pointers at once, its tuples spread over the current page's tuples. */
+/* Pin the stream's next page and prefetch its header and line pointers
+ * (heap_prepare_pagescan() reads them first). */
 static void
 vx_heap_pin_ahead(VxHeapReader *r)
 {
@@ -552,13 +525,6 @@ vx_heap_pin_ahead(VxHeapReader *r)
 
 		for (int line = 0; line < VX_HEADER_LINES; line++)
 			__builtin_prefetch(p + line * 64);
-		if (r->touch_tuples)
-		{
-			r->pf_page = p;
-			r->pf_line = VX_PAGE_LINES - 1;
-		}
-		else
-			r->pf_page = NULL;
 	}
 }
 
@@ -572,8 +538,11 @@ static volatile char vx_loaded_sink;
  * (each header load then waits on memory in turn); an ascending pass of
  * independent loads brings the lines in with many misses in flight at once.
  * Measured on the 10 M-row scan benchmark: S1 in force about 15% faster,
- * TPC-H Q6 about 10%; a descending pass gained only half as much, and
- * prefetch instructions alone (the spread below) did not bring the lines.
+ * TPC-H Q6 about 10%; a descending pass gained only half as much.
+ * Prefetch instructions for the next page's lines, spread over the current
+ * page's tuples, were tried before: the lines still missed when loaded,
+ * and the prefetches stalled the loop (S1 faster by another 10-15% without
+ * them, on a 2-core AMD EPYC VM).
  */
 static inline void
 vx_load_tuple_space(Page page)
@@ -609,9 +578,6 @@ vx_heap_next_page(VxHeapReader *r)
 		scan->rs_inited = false;
 		return false;
 	}
-	/* what the previous page did not prefetch of this one */
-	vx_prefetch_lines(r, VX_PAGE_LINES);
-
 	/* heap's own page-at-a-time preparation: pruning, batched visibility */
 	scan->rs_cbuf = buf;
 	scan->rs_cblock = BufferGetBlockNumber(buf);
@@ -630,10 +596,6 @@ vx_heap_next_page(VxHeapReader *r)
 	if (r->early.ncols > 0 && scan->rs_ntuples > 0)
 		vx_load_tuple_space(r->cur_page);
 	vx_heap_pin_ahead(r);
-	/* spread the next page's lines over this page's tuples */
-	r->pf_step = scan->rs_ntuples > 0 ? (VX_PAGE_LINES + scan->rs_ntuples - 1) / scan->rs_ntuples : VX_PAGE_LINES;
-	if (scan->rs_ntuples == 0)
-		vx_prefetch_lines(r, VX_PAGE_LINES);
 	return true;
 }
 
@@ -829,8 +791,7 @@ vx_plain_tuples(HeapTupleHeader *tups, char **data, int k, int need)
 
 /*
  * Take the next `k` visible tuples of the current page into rows n.. of the
- * batch (tuple pointers, tids, early columns), prefetching the next page
- * meanwhile.
+ * batch (tuple pointers, tids, early columns).
  */
 static void
 vx_heap_run(VxHeapReader *r, int n, int k)
@@ -843,29 +804,8 @@ vx_heap_run(VxHeapReader *r, int n, int k)
 	if (!r->touch_tuples)
 		return;
 
-	/*
-	 * The next page's lines go out a few per tuple: a burst would fill the
-	 * core's miss buffers, and prefetches finding none free are dropped.
-	 */
-	if (r->pf_page != NULL)
-	{
-		const char *p = r->pf_page;
-		int			line = r->pf_line;
-		int			step = r->pf_step;
-
-		for (int i = 0; i < k; i++)
-		{
-			tups[i] = (HeapTupleHeader) PageGetItem(page, PageGetItemId(page, vis[i]));
-			for (int j = 0; j < step && line >= VX_HEADER_LINES; j++, line--)
-				__builtin_prefetch(p + line * 64);
-		}
-		r->pf_line = line;
-		if (line < VX_HEADER_LINES)
-			r->pf_page = NULL;
-	}
-	else
-		for (int i = 0; i < k; i++)
-			tups[i] = (HeapTupleHeader) PageGetItem(page, PageGetItemId(page, vis[i]));
+	for (int i = 0; i < k; i++)
+		tups[i] = (HeapTupleHeader) PageGetItem(page, PageGetItemId(page, vis[i]));
 	if (r->tids)
 		for (int i = 0; i < k; i++)
 			ItemPointerSet(&r->tids[n + i], r->cur_block, vis[i]);
