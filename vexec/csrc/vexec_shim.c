@@ -537,12 +537,8 @@ static volatile char vx_loaded_sink;
  * tuples downwards in memory, which the hardware prefetcher follows poorly
  * (each header load then waits on memory in turn); an ascending pass of
  * independent loads brings the lines in with many misses in flight at once.
- * Measured on the 10 M-row scan benchmark: S1 in force about 15% faster,
- * TPC-H Q6 about 10%; a descending pass gained only half as much.
- * Prefetch instructions for the next page's lines, spread over the current
- * page's tuples, were tried before: the lines still missed when loaded,
- * and the prefetches stalled the loop (S1 faster by another 10-15% without
- * them, on a 2-core AMD EPYC VM).
+ * (Prefetch instructions for the next page's lines did not bring them in
+ * time and stalled the loop; a descending pass gained half as much.)
  */
 static inline void
 vx_load_tuple_space(Page page)
