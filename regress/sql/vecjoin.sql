@@ -231,6 +231,18 @@ END $$;
 SET work_mem = '64kB';
 SELECT join_partitions($$SELECT count(*) FROM jwide a JOIN jwide b ON a.k = b.id AND a.v = b.v$$) <= 16 + 16 * 16
   AS at_most_two_levels;
+-- A selective filter gives the build side batches of a few rows, which are
+-- appended to the last held batch rather than held one by one: in memory
+-- and partitioned, with the unmatched inner rows of right and full joins.
+RESET work_mem;
+SELECT join_same($$SELECT a.id, b.id FROM jbig a FULL JOIN (SELECT * FROM jbig WHERE id % 37 = 0) b ON a.k = b.id AND a.v <> b.v$$);
+SELECT join_same($$SELECT a.id, b.id, b.v FROM (SELECT * FROM jbig WHERE id % 3 = 0) a RIGHT JOIN (SELECT * FROM jwide WHERE id % 29 = 0) b ON a.k = b.k$$);
+SELECT join_same($$SELECT count(*), sum(b.id) FROM jwide a JOIN (SELECT * FROM jwide WHERE id % 7 = 0) b ON a.k = b.k AND a.v = b.v$$);
+SET work_mem = '64kB';
+SELECT join_spilled($$SELECT count(*), sum(b.id) FROM jwide a JOIN (SELECT * FROM jwide WHERE id % 7 = 0) b ON a.k = b.k AND a.v = b.v$$);
+SELECT join_same($$SELECT count(*), sum(b.id) FROM jwide a JOIN (SELECT * FROM jwide WHERE id % 7 = 0) b ON a.k = b.k AND a.v = b.v$$);
+SELECT join_same($$SELECT a.id, b.id FROM jbig a FULL JOIN (SELECT * FROM jbig WHERE id % 37 = 0) b ON a.k = b.id AND a.v <> b.v$$);
+SELECT join_same($$SELECT a.id, b.id, b.v FROM (SELECT * FROM jbig WHERE id % 3 = 0) a RIGHT JOIN (SELECT * FROM jwide WHERE id % 29 = 0) b ON a.k = b.k$$);
 SET work_mem = '64kB';
 SELECT join_same($$SELECT a.id, b.id FROM jbig a LEFT JOIN jo b ON a.k = b.k AND b.id % 2 = 0$$);
 SELECT join_same($$SELECT a.id, b.id FROM jo a FULL JOIN jbig b ON a.k = b.k - 4950 AND a.s <> b.v$$);

@@ -404,7 +404,10 @@ unsafe extern "C-unwind" fn begin(
             query_cxt,
             // Blocks of at most a sixteenth of hash_mem, so that one more
             // block cannot take the rows past it unforeseen.
-            data_cxt: pg_sys::AllocSetContextCreateInternal(
+            // A bump context: the copies are never freed one by one (only
+            // reset with the table), so they need no chunk headers nor
+            // power-of-two sizes (a 16-byte bpchar took 24 bytes).
+            data_cxt: pg_sys::BumpContextCreate(
                 query_cxt,
                 c"VecHashJoin rows".as_ptr(),
                 0,
@@ -483,10 +486,29 @@ fn columns_bytes(columns: &[Column]) -> usize {
 }
 
 impl JoinState {
-    /// Add a batch of inner rows (plain values, held by `held`) to the table.
-    unsafe fn insert(&mut self, held: Held, len: usize) {
+    /// Whether a batch of `len` inner rows whose values live in the rows
+    /// context can be appended to the last held batch rather than held on
+    /// its own: a filtered scan gives batches of a few rows, and each held
+    /// batch reserves a chain slot for every row id it could have.
+    fn fits_last(&self, len: usize, columns: &[Column]) -> bool {
+        let (Some(last), Some(&have)) = (self.table.batches.last(), self.table.lens.last()) else {
+            return false;
+        };
+        last._spilled.is_none()
+            && have + len <= BATCH_CAPACITY
+            && last.columns.iter().zip(columns).all(|(a, b)| a.values.phys_type() == b.values.phys_type())
+    }
+
+    /// Add a batch of inner rows (plain values, held by `held`) to the table,
+    /// appended to the last held batch when `merge` (see [`Self::fits_last`]).
+    unsafe fn insert(&mut self, held: Held, len: usize, merge: bool) {
         unsafe {
-            let b = self.table.batches.len() as u32;
+            let (b, base) = if merge {
+                let b = self.table.batches.len() - 1;
+                (b as u32, self.table.lens[b] as u32)
+            } else {
+                (self.table.batches.len() as u32, 0)
+            };
             let rows = vexec_core::batch::full_selection(len);
             let keyed = keyed_rows(&held.columns, &self.inner.keys, &rows);
             let mut groups = Vec::new();
@@ -494,22 +516,31 @@ impl JoinState {
             let cols: Vec<&Column> = keys.iter().map(|c| c.as_ref()).collect();
             self.table.groups.assign(&cols, &keyed, &mut groups);
             self.table.heads.resize(self.table.groups.len(), NONE);
-            let base = (b << ROW_BITS) as usize;
-            self.table.next.resize(base + BATCH_CAPACITY, NONE);
+            let first_id = (b << ROW_BITS) as usize;
+            self.table.next.resize(first_id + BATCH_CAPACITY, NONE);
             if self.jointype.keeps_inner() {
-                self.table.matched.resize(base + BATCH_CAPACITY, false);
+                self.table.matched.resize(first_id + BATCH_CAPACITY, false);
             }
             // Chained in reverse so that a key's rows are met in input order.
             for (&r, &g) in keyed.iter().zip(&groups).rev() {
-                let id = (b << ROW_BITS) | r as u32;
+                let id = (b << ROW_BITS) | (base + r as u32);
                 self.table.next[id as usize] = self.table.heads[g as usize];
                 self.table.heads[g as usize] = id;
             }
             self.table.bytes +=
                 columns_bytes(&held.columns) + held._spilled.as_ref().map_or(0, |s| s.arena_bytes());
             self.table.rows += len as u64;
-            self.table.batches.push(held);
-            self.table.lens.push(len);
+            if merge {
+                let last = &mut self.table.batches[b as usize];
+                for (into, col) in last.columns.iter_mut().zip(&held.columns) {
+                    let same_type = into.append(col);
+                    debug_assert!(same_type, "fits_last checked the types");
+                }
+                self.table.lens[b as usize] += len;
+            } else {
+                self.table.batches.push(held);
+                self.table.lens.push(len);
+            }
         }
     }
 
@@ -523,7 +554,7 @@ impl JoinState {
     /// this batch needs (growing after the insert, as vectors do by
     /// themselves, overran hash_mem by up to half). False when even that
     /// does not fit: the caller spills.
-    unsafe fn make_room(&mut self, columns: &[Column], len: usize, incoming: usize) -> bool {
+    unsafe fn make_room(&mut self, columns: &[Column], len: usize, incoming: usize, merge: bool) -> bool {
         let used = unsafe { self.memory() };
         let marks = self.jointype.keeps_inner();
         let key_bytes = if self.table.groups.stores_bytes() {
@@ -542,7 +573,7 @@ impl JoinState {
             others + t.vector_bytes_at(groups, slots, marks, &key_bytes) <= self.budget
         };
         let (groups_needed, room) = (t.groups.len() + len, t.groups.room());
-        let slots_needed = (t.batches.len() + 1) << ROW_BITS;
+        let slots_needed = (t.batches.len() + usize::from(!merge)) << ROW_BITS;
         if !fits(groups_needed, slots_needed) {
             return false;
         }
@@ -604,7 +635,8 @@ impl JoinState {
                 let mut compacted = compact(&columns, &rows);
                 let rows_all = vexec_core::batch::full_selection(compacted.first().map_or(0, |c| c.len()));
                 let incoming = columns_bytes(&compacted) + self.inner.src.by_ref_bytes(&compacted, &rows_all);
-                if !self.make_room(&compacted, rows.len(), incoming) {
+                let merge = self.fits_last(rows.len(), &compacted);
+                if !self.make_room(&compacted, rows.len(), incoming, merge) {
                     // The table to files, and this batch after it.
                     let mut f = self.spill_table(0);
                     self.write_partitioned(&mut f, true, &columns, &rows, 0);
@@ -612,7 +644,7 @@ impl JoinState {
                     continue;
                 }
                 self.inner.src.copy_by_ref(&mut compacted, &rows_all, |_| false, self.data_cxt);
-                self.insert(Held { columns: compacted, _spilled: None }, rows.len());
+                self.insert(Held { columns: compacted, _spilled: None }, rows.len(), merge);
                 self.stats.peak_memory = self.stats.peak_memory.max(self.memory());
             }
             match files {
@@ -745,22 +777,23 @@ impl JoinState {
                 let mut again: Option<Vec<SpillFile>> = None;
                 while let Some(mut b) = inner.read(&self.inner.src.types, &self.inner.fixed, &mut buf) {
                     let len = b.len;
+                    let rows = vexec_core::batch::full_selection(len);
                     if let Some(files) = again.as_mut() {
-                        let rows = vexec_core::batch::full_selection(len);
                         self.write_partitioned(files, true, &b.columns, &rows, level + 1);
                         continue;
                     }
                     let incoming = columns_bytes(&b.columns) + b.arena_bytes();
-                    if !self.make_room(&b.columns, len, incoming) && level < MAX_LEVEL {
+                    if !self.make_room(&b.columns, len, incoming, false) && level < MAX_LEVEL {
                         // The table to files, and this batch after it.
                         let mut files = self.spill_table(level + 1);
-                        let rows = vexec_core::batch::full_selection(len);
                         self.write_partitioned(&mut files, true, &b.columns, &rows, level + 1);
                         again = Some(files);
                         continue;
                     }
+                    // (Read back in whole batches: held as they are, values
+                    // in the batch's arena.)
                     let columns = std::mem::take(&mut b.columns);
-                    self.insert(Held { columns, _spilled: Some(b) }, len);
+                    self.insert(Held { columns, _spilled: Some(b) }, len, false);
                     self.stats.peak_memory = self.stats.peak_memory.max(self.memory());
                 }
                 inner.close();

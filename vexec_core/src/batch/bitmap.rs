@@ -78,6 +78,23 @@ impl Bitmap {
         &self.bytes
     }
 
+    /// Append `other`'s bits after this bitmap's (its capacity grown exactly).
+    pub fn extend_from(&mut self, other: &Bitmap) {
+        let len = self.len + other.len;
+        let bytes = len.div_ceil(8);
+        self.bytes.reserve_exact(bytes - self.bytes.len());
+        self.bytes.resize(bytes, 0);
+        let at = self.len;
+        self.len = len;
+        if at % 8 == 0 {
+            self.bytes[at / 8..].copy_from_slice(&other.bytes);
+            return;
+        }
+        for i in 0..other.len {
+            self.set(at + i, other.get(i));
+        }
+    }
+
     fn clear_tail(&mut self) {
         if self.len % 8 != 0 {
             let last = self.bytes.len() - 1;
@@ -89,6 +106,31 @@ impl Bitmap {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extend_from_appends_bits_at_any_offset() {
+        for first in [0usize, 3, 8, 13] {
+            let mut a = Bitmap::all_valid(first);
+            if first > 1 {
+                a.set(1, false);
+            }
+            let mut b = Bitmap::all_valid(11);
+            b.set(0, false);
+            b.set(10, false);
+            a.extend_from(&b);
+            assert_eq!(a.len(), first + 11);
+            for i in 0..first {
+                assert_eq!(a.get(i), !(first > 1 && i == 1), "first {first}, bit {i}");
+            }
+            for i in 0..11 {
+                assert_eq!(a.get(first + i), i != 0 && i != 10, "first {first}, appended bit {i}");
+            }
+            assert!(!a.all_set());
+            let mut c = Bitmap::all_valid(first);
+            c.extend_from(&Bitmap::all_valid(5));
+            assert!(c.all_set(), "no stray bits past the end ({first})");
+        }
+    }
 
     #[test]
     fn bits_follow_postgres_order() {

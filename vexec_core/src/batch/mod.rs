@@ -214,6 +214,31 @@ impl Column {
         self.validity.get(i)
     }
 
+    /// Append `other`'s rows after this column's (capacity grown exactly,
+    /// as held batches are counted against a memory budget). False, and
+    /// nothing changed, when the physical types differ.
+    pub fn append(&mut self, other: &Column) -> bool {
+        macro_rules! extend {
+            ($a:expr, $b:expr) => {{
+                $a.reserve_exact($b.len());
+                $a.extend_from_slice($b);
+            }};
+        }
+        match (&mut self.values, &other.values) {
+            (Values::Bool(a), Values::Bool(b)) => extend!(a, b),
+            (Values::I16(a), Values::I16(b)) => extend!(a, b),
+            (Values::I32(a), Values::I32(b)) => extend!(a, b),
+            (Values::I64(a), Values::I64(b)) => extend!(a, b),
+            (Values::I128(a), Values::I128(b)) => extend!(a, b),
+            (Values::F32(a), Values::F32(b)) => extend!(a, b),
+            (Values::F64(a), Values::F64(b)) => extend!(a, b),
+            (Values::Datum(a), Values::Datum(b)) => extend!(a, b),
+            _ => return false,
+        }
+        self.validity.extend_from(&other.validity);
+        true
+    }
+
     /// A column whose every row is `value` (or NULL).
     pub fn splat(t: PhysType, len: usize, datum: Option<usize>) -> Column {
         let mut c = Column::new(t, len);
@@ -276,6 +301,28 @@ mod tests {
         assert!(!g.is_valid(1));
         assert_eq!(g.values.datum(2), 12);
         assert!(!g.is_valid(3), "a NULL source value stays NULL");
+    }
+
+    #[test]
+    fn append_keeps_values_and_nulls_and_refuses_other_types() {
+        let mut a = Column::new(PhysType::I64, 2);
+        a.values.set_datum(0, 7);
+        a.validity.set(1, false);
+        let mut b = Column::new(PhysType::I64, 3);
+        for i in 0..3 {
+            b.values.set_datum(i, 100 + i);
+        }
+        b.validity.set(2, false);
+        assert!(a.append(&b));
+        assert_eq!(a.len(), 5);
+        assert_eq!(a.validity.len(), 5);
+        assert_eq!(a.values.datum(0), 7);
+        assert!(!a.is_valid(1));
+        assert_eq!((a.values.datum(2), a.values.datum(3)), (100, 101));
+        assert!(a.is_valid(3) && !a.is_valid(4));
+        let before = a.clone();
+        assert!(!a.append(&Column::new(PhysType::I32, 1)), "an I32 column cannot extend an I64 one");
+        assert_eq!(a, before);
     }
 
     #[test]
