@@ -91,6 +91,89 @@ SET vexec.mode = off;
 SELECT k, (SELECT count(*) FROM vring WHERE grp = k AND note LIKE 'c%') FROM (VALUES (1), (2)) v(k);
 RESET vexec.mode;
 
+-- A table smaller than the ring threshold is read by pinning each page's
+-- buffer directly when it is the buffer after the previous page's, and
+-- through the read stream again from the first page that had to be read
+-- from disk. Every way gives the row scan's answers and buffer counts: read
+-- in order from an empty cache, with only its second half cached (the
+-- first page comes from disk), with only its first half cached (the direct
+-- pins stop at the middle), rescanned, and fully cached.
+CREATE TABLE vdirect AS SELECT g AS id, g % 7 AS grp, repeat('x', g % 50) AS note FROM generate_series(1, 30000) g;
+VACUUM (ANALYZE) vdirect;
+CREATE FUNCTION vdirect_pages() RETURNS int LANGUAGE sql AS $$
+  SELECT (pg_relation_size('vdirect') / current_setting('block_size')::int)::int $$;
+-- The buffers a scan of vdirect counted (EXPLAIN's, as the row scan counts
+-- them) and, where a page was read from disk, whether any page was pinned
+-- directly (none: the first page comes from disk, and from there the read
+-- stream reads; with every page cached it depends on where the buffers lie).
+CREATE FUNCTION vdirect_shared(q text) RETURNS text LANGUAGE plpgsql AS $fn$
+DECLARE ln text; hit int; rd int; direct int;
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF ln ~ '^\s*Buffers: shared' AND hit IS NULL THEN
+      hit := coalesce(substring(ln FROM 'hit=(\d+)')::int, 0);
+      rd := coalesce(substring(ln FROM 'read=(\d+)')::int, 0);
+    END IF;
+    IF ln ~ 'Pages Pinned Directly' THEN
+      direct := substring(ln FROM 'Directly: (\d+)')::int;
+    END IF;
+  END LOOP;
+  RETURN CASE WHEN hit + rd = vdirect_pages() THEN 'every page once' ELSE format('%s hit + %s read of %s pages', hit, rd, vdirect_pages()) END
+    || CASE WHEN rd = 0 THEN ', all hits' ELSE ', some read' END
+    || CASE WHEN direct IS NULL THEN '' WHEN rd = 0 THEN '' WHEN direct = 0 THEN ', none pinned directly' ELSE ', some pinned directly' END;
+END $fn$;
+CREATE TABLE vdirect_answers (run text, grp int, n int8, len int8);
+SET vexec.mode = off;
+INSERT INTO vdirect_answers SELECT 'off', grp, count(*), sum(length(note)) FROM vdirect GROUP BY grp;
+SET vexec.mode = force;
+SELECT (pg_buffercache_evict_relation('vdirect')).buffers_evicted >= 0 AS evicted;
+SELECT vdirect_shared('SELECT count(*) FROM vdirect');
+SELECT vdirect_shared('SELECT count(*) FROM vdirect');
+SELECT (pg_buffercache_evict_relation('vdirect')).buffers_evicted >= 0 AS evicted;
+INSERT INTO vdirect_answers SELECT 'cold', grp, count(*), sum(length(note)) FROM vdirect GROUP BY grp;
+SELECT (pg_buffercache_evict_relation('vdirect')).buffers_evicted >= 0 AS evicted;
+SET vexec.mode = off;
+SELECT count(*) > 0 AS second_half_cached FROM vdirect WHERE ctid >= format('(%s,0)', vdirect_pages() / 2)::tid;
+SET vexec.mode = force;
+INSERT INTO vdirect_answers SELECT 'second half cached', grp, count(*), sum(length(note)) FROM vdirect GROUP BY grp;
+SELECT (pg_buffercache_evict_relation('vdirect')).buffers_evicted >= 0 AS evicted;
+SET vexec.mode = off;
+SELECT count(*) > 0 AS first_half_cached FROM vdirect WHERE ctid < format('(%s,0)', vdirect_pages() / 2)::tid;
+SET vexec.mode = force;
+INSERT INTO vdirect_answers SELECT 'first half cached', grp, count(*), sum(length(note)) FROM vdirect GROUP BY grp;
+INSERT INTO vdirect_answers SELECT 'cached', grp, count(*), sum(length(note)) FROM vdirect GROUP BY grp;
+INSERT INTO vdirect_answers SELECT 'rescanned', k, (SELECT count(*) FROM vdirect WHERE grp = k), (SELECT sum(length(note)) FROM vdirect WHERE grp = k)
+  FROM generate_series(0, 6) k;
+SELECT run, count(*) AS groups,
+       NOT EXISTS ((SELECT grp, n, len FROM vdirect_answers WHERE run = 'off'
+                    EXCEPT SELECT grp, n, len FROM vdirect_answers a WHERE a.run = r.run)
+                   UNION ALL
+                   (SELECT grp, n, len FROM vdirect_answers a WHERE a.run = r.run
+                    EXCEPT SELECT grp, n, len FROM vdirect_answers WHERE run = 'off')) AS same_as_off
+FROM (SELECT DISTINCT run FROM vdirect_answers) r JOIN vdirect_answers USING (run)
+GROUP BY run ORDER BY run;
+SET vexec.mode = off;
+SELECT vdirect_shared('SELECT count(*) FROM vdirect');
+-- A temporary table's pages are in local buffers, read through the stream.
+SET vexec.mode = force;
+CREATE TEMP TABLE vdirect_tmp AS SELECT * FROM vdirect;
+SELECT count(*), sum(length(note)) FROM vdirect_tmp;
+CREATE FUNCTION vdirect_pins(q text) RETURNS int LANGUAGE plpgsql AS $fn$
+DECLARE ln text;
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF ln ~ 'Pages Pinned Directly' THEN
+      RETURN substring(ln FROM 'Directly: (\d+)')::int;
+    END IF;
+  END LOOP;
+  RETURN NULL;
+END $fn$;
+SELECT vdirect_pins('SELECT count(*) FROM vdirect_tmp') AS temp_table_pinned_directly;
+SELECT vdirect_pins('SELECT count(*) FROM vdirect') <= vdirect_pages() - 1 AS at_most_all_but_the_first;
+RESET vexec.mode;
+DROP TABLE vdirect, vdirect_answers, vdirect_tmp;
+DROP FUNCTION vdirect_pages(), vdirect_shared(text), vdirect_pins(text);
+
 DROP TABLE vring, vring_answers;
 DROP FUNCTION vring_buffers(), vring_pages(), vring_plan(text);
 DROP EXTENSION pg_buffercache;

@@ -75,6 +75,7 @@ extern int	vx_heap_next(VxHeapReader *r, int capacity);
 extern void vx_heap_release(VxHeapReader *r);
 extern void vx_heap_restart(VxHeapReader *r);
 extern void vx_heap_stats(VxHeapReader *r, uint64 *pages, uint64 *tuples);
+extern uint64 vx_heap_direct_pins(VxHeapReader *r);
 
 extern int	vx_slot_next(TableScanDesc scan, TupleTableSlot *slot, int ncols, VxColumn *cols,
 						 ItemPointerData *tids, int capacity);

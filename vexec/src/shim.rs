@@ -78,6 +78,7 @@ unsafe extern "C-unwind" {
     pub fn vx_heap_release(r: *mut VxHeapReader);
     pub fn vx_heap_restart(r: *mut VxHeapReader);
     pub fn vx_heap_stats(r: *mut VxHeapReader, pages: *mut u64, tuples: *mut u64);
+    pub fn vx_heap_direct_pins(r: *mut VxHeapReader) -> u64;
 
     pub fn vx_slot_next(
         scan: pg_sys::TableScanDesc,

@@ -911,6 +911,14 @@ unsafe extern "C-unwind" fn explain(
             if let Some((pages, _)) = st.source.as_ref().and_then(|s| s.stats()) {
                 pg_sys::ExplainPropertyInteger(c"Heap Pages".as_ptr(), ptr::null(), pages as i64, es);
             }
+            if let Some(direct) = st.source.as_ref().and_then(|s| s.direct_pins()).filter(|_| (*es).verbose) {
+                pg_sys::ExplainPropertyInteger(
+                    c"Pages Pinned Directly".as_ptr(),
+                    ptr::null(),
+                    direct as i64,
+                    es,
+                );
+            }
             if st.stats.row_mode_batches > 0 || (*es).verbose {
                 pg_sys::ExplainPropertyInteger(
                     c"Row-Mode Batches".as_ptr(),

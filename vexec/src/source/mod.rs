@@ -205,6 +205,14 @@ impl Source {
         }
     }
 
+    /// Heap pages pinned without a buffer mapping lookup, when known.
+    pub fn direct_pins(&self) -> Option<u64> {
+        match self {
+            Source::Heap { reader, .. } => Some(unsafe { shim::vx_heap_direct_pins(*reader) }),
+            Source::Slots { .. } => None,
+        }
+    }
+
     /// Release pins and end the scan.
     pub fn end(&mut self) {
         unsafe {
