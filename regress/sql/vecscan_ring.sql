@@ -154,6 +154,30 @@ FROM (SELECT DISTINCT run FROM vdirect_answers) r JOIN vdirect_answers USING (ru
 GROUP BY run ORDER BY run;
 SET vexec.mode = off;
 SELECT vdirect_shared('SELECT count(*) FROM vdirect');
+-- A parallel scan's participants pin the pages of their chunks directly
+-- too (a lookup at the start of each chunk), cold and cached.
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET vexec.mode = force;
+SELECT vring_plan($$SELECT grp, count(*), sum(length(note)) FROM vdirect GROUP BY grp$$);
+SELECT (pg_buffercache_evict_relation('vdirect')).buffers_evicted >= 0 AS evicted;
+INSERT INTO vdirect_answers SELECT 'parallel cold', grp, count(*), sum(length(note)) FROM vdirect GROUP BY grp;
+INSERT INTO vdirect_answers SELECT 'parallel cached', grp, count(*), sum(length(note)) FROM vdirect GROUP BY grp;
+SELECT run, count(*) AS groups,
+       NOT EXISTS ((SELECT grp, n, len FROM vdirect_answers WHERE run = 'off'
+                    EXCEPT SELECT grp, n, len FROM vdirect_answers a WHERE a.run = r.run)
+                   UNION ALL
+                   (SELECT grp, n, len FROM vdirect_answers a WHERE a.run = r.run
+                    EXCEPT SELECT grp, n, len FROM vdirect_answers WHERE run = 'off')) AS same_as_off
+FROM (SELECT DISTINCT run FROM vdirect_answers WHERE run LIKE 'parallel%') r JOIN vdirect_answers USING (run)
+GROUP BY run ORDER BY run;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
 -- A temporary table's pages are in local buffers, read through the stream.
 SET vexec.mode = force;
 CREATE TEMP TABLE vdirect_tmp AS SELECT * FROM vdirect;
