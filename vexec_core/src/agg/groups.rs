@@ -226,8 +226,13 @@ pub struct GroupTable {
     /// store). Comparing a row with a group then costs no normalisation.
     norm_vals: Vec<Vec<i64>>,
     norm_tags: Vec<Vec<u8>>,
-    /// The hash of every group's key (for growing the table without rehashing keys).
+    /// The hash of every group's key (for growing the table without rehashing
+    /// keys), except in tables of integer-like keys ([`GroupTable::ints`],
+    /// [`GroupTable::pairs`]): their normalised keys give the hash again
+    /// ([`hash_of_norms`]) for 8 bytes a group fewer.
     hashes: Vec<u64>,
+    keeps_hashes: bool,
+    groups: usize,
     /// The groups by key, for every table but [`GroupTable::ints`]' (and
     /// but those of [`GroupTable::pairs`] without a NULL key).
     table: HashTable<u32>,
@@ -241,6 +246,40 @@ pub struct GroupTable {
     null_group: u32,
     state: FixedState,
 }
+
+/// The hash [`GroupTable::hash_keys`] gives group `g`'s key, from its
+/// normalised key (integer-like keys only: every tag fixed or NULL).
+fn hash_of_norms(state: &FixedState, tags: &[Vec<u8>], vals: &[Vec<i64>], g: u32) -> u64 {
+    let g = g as usize;
+    tags.iter().zip(vals).fold(HASH_SEED, |h, (t, v)| {
+        let part = match t[g] {
+            NORM_FIXED => state.hash_one(v[g]),
+            NORM_NULL => NULL_HASH,
+            other => unreachable!("tag {other} in a table of integer-like keys"),
+        };
+        (h.rotate_left(5) ^ part).wrapping_mul(HASH_SEED)
+    })
+}
+
+/// Group `g`'s hash: stored, or from its normalised key.
+#[inline]
+fn group_hash(
+    keeps: bool,
+    hashes: &[u64],
+    state: &FixedState,
+    tags: &[Vec<u8>],
+    vals: &[Vec<i64>],
+    g: u32,
+) -> u64 {
+    if keeps {
+        hashes[g as usize]
+    } else {
+        hash_of_norms(state, tags, vals, g)
+    }
+}
+
+const HASH_SEED: u64 = 0x9e37_79b9_7f4a_7c15;
+const NULL_HASH: u64 = 0x5bd1_e995;
 
 /// Normalise a float's bits so that equal floats have equal bits.
 #[inline]
@@ -496,22 +535,27 @@ impl GroupTable {
                 }
             })
             .collect();
+        let ints =
+            matches!(kinds, [KeyKind::Int | KeyKind::Float4 | KeyKind::Float8]).then(IntIndex::default);
+        let pairs = matches!(
+            kinds,
+            [
+                KeyKind::Int | KeyKind::Float4 | KeyKind::Float8,
+                KeyKind::Int | KeyKind::Float4 | KeyKind::Float8
+            ]
+        )
+        .then(PairIndex::default);
         GroupTable {
+            keeps_hashes: ints.is_none() && pairs.is_none(),
+            groups: 0,
             kinds: kinds.to_vec(),
             keys,
             norm_vals: vec![vec![]; kinds.len()],
             norm_tags: vec![vec![]; kinds.len()],
             hashes: vec![],
             table: HashTable::new(),
-            ints: matches!(kinds, [KeyKind::Int | KeyKind::Float4 | KeyKind::Float8]).then(IntIndex::default),
-            pairs: matches!(
-                kinds,
-                [
-                    KeyKind::Int | KeyKind::Float4 | KeyKind::Float8,
-                    KeyKind::Int | KeyKind::Float4 | KeyKind::Float8
-                ]
-            )
-            .then(PairIndex::default),
+            ints,
+            pairs,
             null_group: NO_GROUP,
             state: FixedState::with_seed(0x7665_7865_63),
         }
@@ -519,11 +563,11 @@ impl GroupTable {
 
     /// Number of groups so far.
     pub fn len(&self) -> usize {
-        self.hashes.len()
+        self.groups
     }
 
     pub fn is_empty(&self) -> bool {
-        self.hashes.is_empty()
+        self.groups == 0
     }
 
     /// Approximate memory held, for the `hash_mem` budget.
@@ -571,7 +615,7 @@ impl GroupTable {
             (None, None) => self.table.capacity() * 5,
         };
         keys + self.norm_vals.iter().map(|v| at(v.capacity()) * 9).sum::<usize>()
-            + at(self.hashes.capacity()) * 8
+            + if self.keeps_hashes { at(self.hashes.capacity()) * 8 } else { 0 }
             + index
     }
 
@@ -625,7 +669,16 @@ impl GroupTable {
 
     /// Groups the table holds without growing its per-group vectors.
     pub fn room(&self) -> usize {
-        self.hashes.capacity()
+        // The least capacity of the per-group vectors (they may have grown
+        // apart by doubling on their own).
+        let keys = self.keys.iter().map(|store| match store {
+            KeyStore::Normalized => usize::MAX,
+            KeyStore::Fixed { values, nulls } => values.capacity().min(nulls.capacity()),
+            KeyStore::Bytes { ends, nulls, .. } => ends.capacity().min(nulls.capacity()),
+        });
+        let norms = self.norm_vals.iter().map(Vec::capacity).chain(self.norm_tags.iter().map(Vec::capacity));
+        let hashes = self.keeps_hashes.then(|| self.hashes.capacity());
+        keys.chain(norms).chain(hashes).min().unwrap_or(usize::MAX)
     }
 
     /// Grow the per-group vectors to exactly `total` groups (and the hash
@@ -669,12 +722,16 @@ impl GroupTable {
         }
         self.norm_vals.iter_mut().for_each(|v| v.reserve_exact(extra));
         self.norm_tags.iter_mut().for_each(|v| v.reserve_exact(extra));
-        self.hashes.reserve_exact(extra);
-        let hashes = &self.hashes;
+        if self.keeps_hashes {
+            self.hashes.reserve_exact(extra);
+        }
+        let (keeps, hashes, state) = (self.keeps_hashes, &self.hashes, &self.state);
+        let (tags, vals) = (&self.norm_tags, &self.norm_vals);
+        let hash_of = |g: u32| group_hash(keeps, hashes, state, tags, vals, g);
         match (&mut self.ints, &mut self.pairs) {
-            (Some(ints), _) => ints.index.reserve(total, |g| group_hashes_at(hashes, g)),
-            (_, Some(pairs)) => pairs.index.reserve(total, |g| group_hashes_at(hashes, g)),
-            (None, None) => self.table.reserve(extra, |&g| group_hashes_at(hashes, g)),
+            (Some(ints), _) => ints.index.reserve(total, hash_of),
+            (_, Some(pairs)) => pairs.index.reserve(total, hash_of),
+            (None, None) => self.table.reserve(extra, |&g| hash_of(g)),
         }
     }
 
@@ -755,12 +812,12 @@ impl GroupTable {
 
     fn hash_keys(&self, rk: &[RowKeys<'_>], n: usize, out: &mut Vec<u64>) {
         out.clear();
-        out.resize(n, 0x9e37_79b9_7f4a_7c15);
+        out.resize(n, HASH_SEED);
         for (k, _) in rk.iter().zip(&self.kinds).filter(|(_, &kind)| kind != KeyKind::Carried) {
             for (i, h) in out.iter_mut().enumerate() {
                 let part = match k.tags[i] {
                     NORM_FIXED => self.state.hash_one(k.vals[i]),
-                    NORM_NULL => 0x5bd1_e995,
+                    NORM_NULL => NULL_HASH,
                     _ => match k.others[i] {
                         KeyRef::Bytes(b) => self.state.hash_one(b),
                         KeyRef::Numeric(head, digits) => self.state.hash_one((head, digits)),
@@ -768,7 +825,7 @@ impl GroupTable {
                         other => unreachable!("{other:?} is tagged as another key"),
                     },
                 };
-                *h = (h.rotate_left(5) ^ part).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                *h = (h.rotate_left(5) ^ part).wrapping_mul(HASH_SEED);
             }
         }
     }
@@ -794,23 +851,29 @@ impl GroupTable {
             norm_vals,
             norm_tags,
             hashes: group_hashes,
+            keeps_hashes,
+            groups,
             table,
             ints,
             pairs,
             null_group,
-            ..
+            state,
         } = self;
+        let keeps = *keeps_hashes;
         // A new group for row `i` (row `r` of the batch, hash `h`): its key
         // stored, not yet indexed.
         macro_rules! new_group {
             ($i:expr, $r:expr, $h:expr) => {{
-                let g = group_hashes.len() as u32;
+                let g = *groups as u32;
                 for (c, ((k, store), col)) in kinds.iter().zip(keys.iter_mut()).zip(cols).enumerate() {
                     store.push(unsafe { key_of(*k, col, $r) });
                     norm_tags[c].push(norms[c].tags[$i]);
                     norm_vals[c].push(norms[c].vals[$i]);
                 }
-                group_hashes.push($h);
+                if keeps {
+                    group_hashes.push($h);
+                }
+                *groups += 1;
                 g
             }};
         }
@@ -822,7 +885,9 @@ impl GroupTable {
                     Some(g) => g,
                     None => {
                         let g = new_group!($i, $r, $h);
-                        table.insert_unique($h, g, |&x| group_hashes_at(group_hashes, x));
+                        table.insert_unique($h, g, |&x| {
+                            group_hash(keeps, group_hashes, state, norm_tags, norm_vals, x)
+                        });
                         g
                     }
                 }
@@ -848,7 +913,9 @@ impl GroupTable {
                         Some(g) => g,
                         None => {
                             let g = new_group!(i, r as usize, h);
-                            ints.insert(vals[i], h, g, |x| group_hashes_at(group_hashes, x));
+                            ints.insert(vals[i], h, g, |x| {
+                                group_hash(keeps, group_hashes, state, norm_tags, norm_vals, x)
+                            });
                             g
                         }
                     }
@@ -872,7 +939,9 @@ impl GroupTable {
                         Some(g) => g,
                         None => {
                             let g = new_group!(i, r as usize, h);
-                            pairs.insert(va[i], vb[i], h, g, |x| group_hashes_at(group_hashes, x));
+                            pairs.insert(va[i], vb[i], h, g, |x| {
+                                group_hash(keeps, group_hashes, state, norm_tags, norm_vals, x)
+                            });
                             g
                         }
                     }
@@ -995,11 +1064,6 @@ impl std::fmt::Debug for GroupTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GroupTable").field("kinds", &self.kinds).field("groups", &self.len()).finish()
     }
-}
-
-#[inline]
-fn group_hashes_at(hashes: &[u64], g: u32) -> u64 {
-    hashes[g as usize]
 }
 
 #[cfg(test)]
@@ -1359,6 +1423,48 @@ mod tests {
         let mut h = vec![];
         unsafe { t.hash_rows(&[&c], &[2, 3, 4], &mut h) };
         assert!(h[0] == h[1] && h[0] != h[2]);
+    }
+
+    #[test]
+    fn integer_tables_keep_no_hashes_and_recompute_them_alike() {
+        // One int key, and a pair of int keys with NULLs (those groups go to
+        // the general table): grown batch by batch, with and without
+        // reservations, every group is found again through its recomputed
+        // hash, which is the hash its row had.
+        for (two, reserve) in [(false, false), (false, true), (true, false), (true, true)] {
+            let kinds: &[KeyKind] = if two { &[KeyKind::Int, KeyKind::Int] } else { &[KeyKind::Int] };
+            let mut t = GroupTable::new(kinds);
+            assert!(!t.keeps_hashes);
+            let mut expected = Vec::new();
+            for b in 0..40 {
+                let a: Vec<Option<i32>> = (0..500)
+                    .map(|i| if (b * 500 + i) % 97 == 0 { None } else { Some(b * 500 + i) })
+                    .collect();
+                let c: Vec<Option<i32>> =
+                    (0..500).map(|i| if i % 89 == 0 { None } else { Some(i % 7) }).collect();
+                let (a, c) = (ints(&a), ints(&c));
+                let cols: Vec<&Column> = if two { vec![&a, &c] } else { vec![&a] };
+                if reserve {
+                    t.reserve_groups(t.len() + 500, &[]);
+                }
+                let mut out = vec![];
+                unsafe { t.assign(&cols, &all(500), &mut out) };
+                let mut h = vec![];
+                unsafe { t.hash_rows(&cols, &all(500), &mut h) };
+                for (i, &g) in out.iter().enumerate() {
+                    assert_eq!(hash_of_norms(&t.state, &t.norm_tags, &t.norm_vals, g), h[i]);
+                }
+                expected.push((a, c, out));
+            }
+            assert!(t.hashes.is_empty() && t.hashes.capacity() == 0);
+            for (a, c, out) in &expected {
+                let cols: Vec<&Column> = if two { vec![a, c] } else { vec![a] };
+                let (mut found, mut hashes) = (vec![], vec![]);
+                unsafe { t.lookup(&cols, &all(500), &mut found, &mut hashes) };
+                assert_eq!(&found, out, "two keys {two}, reserved {reserve}");
+            }
+            assert!(t.room() >= t.len());
+        }
     }
 
     #[test]
