@@ -120,9 +120,10 @@ vx_scan_is_pagemode(TableScanDesc scan)
  *
  * A scan of cached pages waits on memory, not on instructions: every
  * tuple's first load misses the caches. These keep those waits short:
- *   - the reader holds the stream's next page pinned one page ahead and
- *     prefetches its header and line pointers, which
- *     heap_prepare_pagescan() reads first;
+ *   - the reader holds the next page pinned one page ahead (pinned
+ *     directly while it is in the buffer after the previous page's, see
+ *     vx_pin_direct, else from the read stream) and prefetches its header
+ *     and line pointers, which heap_prepare_pagescan() reads first;
  *   - a page whose tuples are read has its tuple space loaded first in
  *     ascending order (vx_load_tuple_space), not in the descending order
  *     of its line pointers;

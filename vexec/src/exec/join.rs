@@ -777,8 +777,8 @@ impl JoinState {
                 let mut again: Option<Vec<SpillFile>> = None;
                 while let Some(mut b) = inner.read(&self.inner.src.types, &self.inner.fixed, &mut buf) {
                     let len = b.len;
-                    let rows = vexec_core::batch::full_selection(len);
                     if let Some(files) = again.as_mut() {
+                        let rows = vexec_core::batch::full_selection(len);
                         self.write_partitioned(files, true, &b.columns, &rows, level + 1);
                         continue;
                     }
@@ -786,6 +786,7 @@ impl JoinState {
                     if !self.make_room(&b.columns, len, incoming, false) && level < MAX_LEVEL {
                         // The table to files, and this batch after it.
                         let mut files = self.spill_table(level + 1);
+                        let rows = vexec_core::batch::full_selection(len);
                         self.write_partitioned(&mut files, true, &b.columns, &rows, level + 1);
                         again = Some(files);
                         continue;

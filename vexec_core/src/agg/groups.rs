@@ -231,7 +231,7 @@ pub struct GroupTable {
     /// [`GroupTable::pairs`]): their normalised keys give the hash again
     /// ([`hash_of_norms`]) for 8 bytes a group fewer.
     hashes: Vec<u64>,
-    keeps_hashes: bool,
+    /// Number of groups.
     groups: usize,
     /// The groups by key, for every table but [`GroupTable::ints`]' (and
     /// but those of [`GroupTable::pairs`] without a NULL key).
@@ -546,7 +546,6 @@ impl GroupTable {
         )
         .then(PairIndex::default);
         GroupTable {
-            keeps_hashes: ints.is_none() && pairs.is_none(),
             groups: 0,
             kinds: kinds.to_vec(),
             keys,
@@ -559,6 +558,11 @@ impl GroupTable {
             null_group: NO_GROUP,
             state: FixedState::with_seed(0x7665_7865_63),
         }
+    }
+
+    /// Whether the table stores its groups' hashes (see `hashes`).
+    fn keeps_hashes(&self) -> bool {
+        self.ints.is_none() && self.pairs.is_none()
     }
 
     /// Number of groups so far.
@@ -615,7 +619,7 @@ impl GroupTable {
             (None, None) => self.table.capacity() * 5,
         };
         keys + self.norm_vals.iter().map(|v| at(v.capacity()) * 9).sum::<usize>()
-            + if self.keeps_hashes { at(self.hashes.capacity()) * 8 } else { 0 }
+            + if self.keeps_hashes() { at(self.hashes.capacity()) * 8 } else { 0 }
             + index
     }
 
@@ -677,7 +681,7 @@ impl GroupTable {
             KeyStore::Bytes { ends, nulls, .. } => ends.capacity().min(nulls.capacity()),
         });
         let norms = self.norm_vals.iter().map(Vec::capacity).chain(self.norm_tags.iter().map(Vec::capacity));
-        let hashes = self.keeps_hashes.then(|| self.hashes.capacity());
+        let hashes = self.keeps_hashes().then(|| self.hashes.capacity());
         keys.chain(norms).chain(hashes).min().unwrap_or(usize::MAX)
     }
 
@@ -722,10 +726,11 @@ impl GroupTable {
         }
         self.norm_vals.iter_mut().for_each(|v| v.reserve_exact(extra));
         self.norm_tags.iter_mut().for_each(|v| v.reserve_exact(extra));
-        if self.keeps_hashes {
+        let keeps = self.keeps_hashes();
+        if keeps {
             self.hashes.reserve_exact(extra);
         }
-        let (keeps, hashes, state) = (self.keeps_hashes, &self.hashes, &self.state);
+        let (hashes, state) = (&self.hashes, &self.state);
         let (tags, vals) = (&self.norm_tags, &self.norm_vals);
         let hash_of = |g: u32| group_hash(keeps, hashes, state, tags, vals, g);
         match (&mut self.ints, &mut self.pairs) {
@@ -845,13 +850,13 @@ impl GroupTable {
         self.hash_keys(&norms, rows.len(), &mut hashes);
         out.clear();
         let before = self.len();
+        let keeps = self.keeps_hashes();
         let GroupTable {
             kinds,
             keys,
             norm_vals,
             norm_tags,
             hashes: group_hashes,
-            keeps_hashes,
             groups,
             table,
             ints,
@@ -859,7 +864,6 @@ impl GroupTable {
             null_group,
             state,
         } = self;
-        let keeps = *keeps_hashes;
         // A new group for row `i` (row `r` of the batch, hash `h`): its key
         // stored, not yet indexed.
         macro_rules! new_group {
@@ -1434,7 +1438,7 @@ mod tests {
         for (two, reserve) in [(false, false), (false, true), (true, false), (true, true)] {
             let kinds: &[KeyKind] = if two { &[KeyKind::Int, KeyKind::Int] } else { &[KeyKind::Int] };
             let mut t = GroupTable::new(kinds);
-            assert!(!t.keeps_hashes);
+            assert!(!t.keeps_hashes());
             let mut expected = Vec::new();
             for b in 0..40 {
                 let a: Vec<Option<i32>> = (0..500)
