@@ -179,6 +179,52 @@ SELECT pipe_same($$SELECT po.s, count(*) FROM po WHERE EXISTS (SELECT FROM pi WH
 SELECT pipe_same($$SELECT po.id FROM po WHERE NOT EXISTS (SELECT FROM pi WHERE pi.k = po.k)$$);
 SELECT pipe_same($$SELECT pz.name, count(*) FROM po JOIN pi ON po.k = pi.k JOIN pz ON pz.h = pi.h GROUP BY pz.name$$);
 SELECT pipe_same($$SELECT po.id, pi.id FROM po FULL JOIN pi ON po.k = pi.k$$);
+
+-- Parallel, shared build (a parallel-aware join over a partial inner side):
+-- each participant writes its share of the inner side to a shared file
+-- set, then reads every share into a table of its own. Inner, left, semi
+-- and anti joins; two shared builds in one plan; past hash_mem (each
+-- participant partitions); a Gather run again (the shared state is set up
+-- anew); no worker at all (the leader alone). enable_parallel_hash off
+-- leaves the non-shared build.
+CREATE TABLE so AS SELECT i AS id, CASE WHEN i % 13 = 0 THEN NULL ELSE i % 20000 END AS k,
+  i % 5 AS h, 'o' || (i % 9) AS t FROM generate_series(1, 60000) i;
+CREATE TABLE si AS SELECT i AS id, CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 7) % 25000 END::bigint AS k,
+  i % 3 AS g, (i % 100) / 4.0 AS n, 's' || (i % 31) AS t FROM generate_series(1, 40000) i;
+ANALYZE so;
+ANALYZE si;
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(si.n) FROM so JOIN si ON so.k = si.k;
+EXPLAIN (COSTS OFF) SELECT so.h, count(*) FROM so LEFT JOIN si ON so.k = si.k GROUP BY so.h;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM so WHERE EXISTS (SELECT FROM si WHERE si.k = so.k AND si.g = 1);
+EXPLAIN (COSTS OFF) SELECT count(*) FROM so WHERE NOT EXISTS (SELECT FROM si WHERE si.k = so.k);
+EXPLAIN (COSTS OFF) SELECT pz.name, count(*) FROM po JOIN pi ON po.k = pi.k JOIN pz ON pz.h = pi.h GROUP BY pz.name;
+EXPLAIN (COSTS OFF)
+SELECT so.h, count(*), sum(s2.n) FROM so JOIN si ON so.k = si.k JOIN si s2 ON s2.id = so.id GROUP BY so.h;
+EXPLAIN (COSTS OFF)
+SELECT pz.h, (SELECT count(*) FROM (SELECT so.id, si.g FROM so JOIN si ON so.k = si.k OFFSET 0) j WHERE j.g <= pz.h) FROM pz;
+SET enable_parallel_hash = off;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(si.n) FROM so JOIN si ON so.k = si.k;
+RESET enable_parallel_hash;
+RESET vexec.mode;
+SELECT pipe_same($$SELECT so.h, count(*), sum(si.n), min(si.t), max(so.t) FROM so JOIN si ON so.k = si.k GROUP BY so.h$$);
+SELECT pipe_same($$SELECT so.id, si.id, si.t FROM so LEFT JOIN si ON so.k = si.k AND si.g < 2$$);
+SELECT pipe_same($$SELECT so.t, count(*) FROM so WHERE EXISTS (SELECT FROM si WHERE si.k = so.k AND si.g = 1) GROUP BY so.t$$);
+SELECT pipe_same($$SELECT so.id FROM so WHERE NOT EXISTS (SELECT FROM si WHERE si.k = so.k)$$);
+SELECT pipe_same($$SELECT pz.name, count(*) FROM po JOIN pi ON po.k = pi.k JOIN pz ON pz.h = pi.h GROUP BY pz.name$$);
+SELECT pipe_same($$SELECT so.h, count(*), sum(s2.n) FROM so JOIN si ON so.k = si.k JOIN si s2 ON s2.id = so.id GROUP BY so.h$$);
+SELECT pipe_same($$SELECT pz.h, (SELECT count(*) FROM (SELECT so.id, si.g FROM so JOIN si ON so.k = si.k OFFSET 0) j WHERE j.g <= pz.h) FROM pz$$);
+-- An error while the shares are written (in whichever process meets the
+-- row) ends the query with it; the others stop waiting.
+SELECT pipe_same($$SELECT count(*), sum(s.x) FROM so JOIN (SELECT k, 1 / (id - 20000) AS x FROM si) s ON so.k = s.k$$);
+SET work_mem = '64kB';
+SELECT pipe_spills($$SELECT so.h, count(*), sum(si.n), min(si.t) FROM so JOIN si ON so.k = si.k GROUP BY so.h$$);
+SELECT pipe_same($$SELECT so.h, count(*), sum(si.n), min(si.t) FROM so JOIN si ON so.k = si.k GROUP BY so.h$$);
+SELECT pipe_same($$SELECT so.id, si.id FROM so LEFT JOIN si ON so.k = si.k$$);
+RESET work_mem;
+SET max_parallel_workers = 0;
+SELECT pipe_same($$SELECT so.h, count(*), sum(si.n) FROM so JOIN si ON so.k = si.k GROUP BY so.h$$);
+RESET max_parallel_workers;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

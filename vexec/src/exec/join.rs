@@ -204,6 +204,8 @@ enum Phase {
 
 #[derive(Default)]
 struct Stats {
+    /// Inner rows this process wrote for a shared build.
+    shared_rows: u64,
     build_batches: u64,
     build_rows: u64,
     probe_batches: u64,
@@ -245,6 +247,28 @@ pub struct JoinState {
     /// Evaluator results of the batch returned last.
     out_cxt: pg_sys::MemoryContext,
     stats: Stats,
+    /// The plan shares the build among the processes of a parallel query
+    /// (a parallel-aware join over a partial inner side).
+    shares_build: bool,
+    /// Its shared state, once the parallel query set it up (null when the
+    /// plan runs in one process: then the inner side is read as usual).
+    shared: *mut SharedBuild,
+}
+
+/// What the processes of a parallel query share to build one VecHashJoin
+/// table: each runs the partial inner side and writes its rows to its own
+/// file of the set; once all have (the barrier's first phase), each reads
+/// every file into a table of its own. The inner side is computed once,
+/// divided among the processes, where a non-shared build computes it whole
+/// in every process; the hashing is still done by each.
+#[repr(C)]
+pub struct SharedBuild {
+    fileset: pg_sys::SharedFileSet,
+    barrier: pg_sys::Barrier,
+    /// Processes that may write a file: the leader (slot 0) and the workers.
+    slots: i32,
+    /// The DSM segment, which a worker attaches the file set to.
+    segment: pg_sys::dsm_handle,
 }
 
 #[repr(C)]
@@ -266,10 +290,10 @@ static EXEC_METHODS: SyncPtr<pg_sys::CustomExecMethods> = SyncPtr(pg_sys::Custom
     ReScanCustomScan: Some(rescan),
     MarkPosCustomScan: None,
     RestrPosCustomScan: None,
-    EstimateDSMCustomScan: None,
-    InitializeDSMCustomScan: None,
-    ReInitializeDSMCustomScan: None,
-    InitializeWorkerCustomScan: None,
+    EstimateDSMCustomScan: Some(estimate_dsm),
+    InitializeDSMCustomScan: Some(initialize_dsm),
+    ReInitializeDSMCustomScan: Some(reinitialize_dsm),
+    InitializeWorkerCustomScan: Some(initialize_worker),
     ShutdownCustomScan: None,
     ExplainCustomScan: Some(explain),
 });
@@ -355,6 +379,7 @@ unsafe extern "C-unwind" fn begin(
         let jointype = JoinType::from_pg(p[1] as pg_sys::JoinType::Type);
         let nouter = p[2] as usize;
         let nkeys = p[3] as usize;
+        let shares_build = (*cscan).scan.plan.parallel_aware;
         let mut okeys = Vec::new();
         let mut ikeys = Vec::new();
         let mut kinds = Vec::new();
@@ -432,6 +457,8 @@ unsafe extern "C-unwind" fn begin(
             output: None,
             out_cxt: rows_context(query_cxt, c"VecHashJoin output"),
             stats: Stats::default(),
+            shares_build,
+            shared: ptr::null_mut(),
         });
         let vnode = node as *mut VecJoinNode;
         (*vnode).state = Box::into_raw(st);
@@ -603,6 +630,9 @@ impl JoinState {
     /// it outgrows hash_mem.
     unsafe fn build(&mut self) {
         unsafe {
+            if !self.shared.is_null() {
+                return self.build_shared();
+            }
             let per_batch = self.batch_cxt;
             let mut files: Option<Vec<SpillFile>> = None;
             loop {
@@ -647,6 +677,88 @@ impl JoinState {
                 self.insert(Held { columns: compacted, _spilled: None }, rows.len(), merge);
                 self.stats.peak_memory = self.stats.peak_memory.max(self.memory());
             }
+            self.finish_build(files);
+        }
+    }
+
+    /// The shared build: this process's share of the inner side to its
+    /// file, then, once every process that took part has written its share,
+    /// all the files into this process's table (partitioned past hash_mem
+    /// as the inner child would be).
+    unsafe fn build_shared(&mut self) {
+        unsafe {
+            let shared = self.shared;
+            let per_batch = self.batch_cxt;
+            // A process that comes after the shares were written (its
+            // partial inner side would return nothing: the others ran it to
+            // its end) only reads them.
+            if pg_sys::BarrierAttach(&mut (*shared).barrier) == 0 {
+                let slot = pg_sys::ParallelWorkerNumber + 1;
+                let old = pg_sys::MemoryContextSwitchTo(self.query_cxt);
+                let mut mine = SpillFile::create_shared(&mut (*shared).fileset, &share_name(slot));
+                pg_sys::MemoryContextSwitchTo(old);
+                loop {
+                    check_for_interrupts!();
+                    pg_sys::MemoryContextReset(per_batch);
+                    let Some((mut columns, rows)) = self.inner.src.next(per_batch) else { break };
+                    // (Only joins that return no unmatched inner row share.)
+                    let rows = keyed_rows(&columns, &self.inner.keys, &rows);
+                    if rows.is_empty() {
+                        continue;
+                    }
+                    let old = pg_sys::MemoryContextSwitchTo(per_batch);
+                    detoast(&self.inner, &mut columns, &rows);
+                    pg_sys::MemoryContextSwitchTo(old);
+                    let all: Vec<&Column> = columns.iter().collect();
+                    mine.write(&all, &self.inner.fixed, &rows, &mut self.scratch);
+                }
+                self.stats.shared_rows = mine.rows;
+                mine.close();
+                pg_sys::BarrierArriveAndWait(&mut (*shared).barrier, build_wait_event());
+            }
+            pg_sys::BarrierDetach(&mut (*shared).barrier);
+
+            let mut files: Option<Vec<SpillFile>> = None;
+            let mut buf = Vec::new();
+            for slot in 0..(*shared).slots {
+                let old = pg_sys::MemoryContextSwitchTo(self.query_cxt);
+                let share = SpillFile::open_shared(&mut (*shared).fileset, &share_name(slot));
+                pg_sys::MemoryContextSwitchTo(old);
+                let Some(mut share) = share else { continue };
+                while let Some(mut b) = share.read(&self.inner.src.types, &self.inner.fixed, &mut buf) {
+                    check_for_interrupts!();
+                    let len = b.len;
+                    self.stats.build_batches += 1;
+                    self.stats.build_rows += len as u64;
+                    self.inner_empty = false;
+                    let rows = vexec_core::batch::full_selection(len);
+                    if let Some(f) = files.as_mut() {
+                        self.write_partitioned(f, true, &b.columns, &rows, 0);
+                        continue;
+                    }
+                    let incoming = columns_bytes(&b.columns) + b.arena_bytes();
+                    if !self.make_room(&b.columns, len, incoming, false) {
+                        let mut f = self.spill_table(0);
+                        self.write_partitioned(&mut f, true, &b.columns, &rows, 0);
+                        files = Some(f);
+                        continue;
+                    }
+                    // (Held as read, values in the batch's arena.)
+                    let columns = std::mem::take(&mut b.columns);
+                    self.insert(Held { columns, _spilled: Some(b) }, len, false);
+                    self.stats.peak_memory = self.stats.peak_memory.max(self.memory());
+                }
+                share.close();
+            }
+            self.finish_build(files);
+        }
+    }
+
+    /// After the inner side is read: probe the table, or, if it went to
+    /// partition files, partition the outer side too and join the pairs.
+    unsafe fn finish_build(&mut self, files: Option<Vec<SpillFile>>) {
+        unsafe {
+            let per_batch = self.batch_cxt;
             match files {
                 None => {
                     self.phase = if self.inner_empty && !self.jointype.keeps_outer() {
@@ -1304,6 +1416,81 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
     }
 }
 
+/// The name of a process's share of the inner side in the shared file set.
+fn share_name(slot: i32) -> std::ffi::CString {
+    std::ffi::CString::new(format!("vexec_inner.{slot}")).expect("no NUL in a file name")
+}
+
+/// The wait event of processes waiting for the others' shares.
+unsafe fn build_wait_event() -> u32 {
+    static mut EVENT: u32 = 0;
+    unsafe {
+        if EVENT == 0 {
+            EVENT = pg_sys::WaitEventExtensionNew(c"VecHashJoinBuild".as_ptr());
+        }
+        EVENT
+    }
+}
+
+// The shared state of a parallel-aware VecHashJoin (PostgreSQL calls these
+// only for a plan node marked parallel aware).
+
+#[pg_guard]
+unsafe extern "C-unwind" fn estimate_dsm(
+    _node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+) -> pg_sys::Size {
+    std::mem::size_of::<SharedBuild>()
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_dsm(
+    node: *mut pg_sys::CustomScanState,
+    pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut c_void,
+) {
+    unsafe {
+        let shared = coordinate as *mut SharedBuild;
+        pg_sys::SharedFileSetInit(&mut (*shared).fileset, (*pcxt).seg);
+        pg_sys::BarrierInit(&mut (*shared).barrier, 0);
+        (*shared).slots = (*pcxt).nworkers + 1;
+        (*shared).segment = pg_sys::dsm_segment_handle((*pcxt).seg);
+        state(node).shared = shared;
+    }
+}
+
+/// Before the workers start again (the Gather above is rescanned; the
+/// leader has rescanned this node): no file of the last run is read again.
+#[pg_guard]
+unsafe extern "C-unwind" fn reinitialize_dsm(
+    _node: *mut pg_sys::CustomScanState,
+    _pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut c_void,
+) {
+    unsafe {
+        let shared = coordinate as *mut SharedBuild;
+        pg_sys::SharedFileSetDeleteAll(&mut (*shared).fileset);
+        pg_sys::BarrierInit(&mut (*shared).barrier, 0);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_worker(
+    node: *mut pg_sys::CustomScanState,
+    _toc: *mut pg_sys::shm_toc,
+    coordinate: *mut c_void,
+) {
+    unsafe {
+        let shared = coordinate as *mut SharedBuild;
+        let seg = pg_sys::dsm_find_mapping((*shared).segment);
+        if seg.is_null() {
+            pgrx::error!("VecHashJoin: the parallel query's shared memory is not mapped");
+        }
+        pg_sys::SharedFileSetAttach(&mut (*shared).fileset, seg);
+        state(node).shared = shared;
+    }
+}
+
 #[pg_guard]
 unsafe extern "C-unwind" fn explain(
     node: *mut pg_sys::CustomScanState,
@@ -1360,7 +1547,13 @@ unsafe extern "C-unwind" fn explain(
                 );
             }
         }
+        if st.shares_build {
+            prop(c"Build", "shared".into());
+        }
         if (*es).analyze {
+            if !st.shared.is_null() {
+                int(c"Shared Inner Rows Written", None, st.stats.shared_rows);
+            }
             int(c"Build Rows", None, st.stats.build_rows);
             int(c"Probe Batches", None, st.stats.probe_batches);
             int(c"Peak Memory", Some(c"kB"), st.stats.peak_memory.div_ceil(1024) as u64);

@@ -32,6 +32,25 @@ impl SpillFile {
         SpillFile { file: unsafe { pg_sys::BufFileCreateTemp(false) }, rows: 0, bytes: 0, next_frame: None }
     }
 
+    /// A new file of a shared file set, named `name` within it, that other
+    /// processes of the parallel query open once this one has closed it.
+    pub unsafe fn create_shared(fileset: *mut pg_sys::SharedFileSet, name: &std::ffi::CStr) -> SpillFile {
+        let file = unsafe { pg_sys::BufFileCreateFileSet(&mut (*fileset).fs, name.as_ptr()) };
+        SpillFile { file, rows: 0, bytes: 0, next_frame: None }
+    }
+
+    /// The file `name` of a shared file set, for reading; None if no
+    /// process created it.
+    pub unsafe fn open_shared(
+        fileset: *mut pg_sys::SharedFileSet,
+        name: &std::ffi::CStr,
+    ) -> Option<SpillFile> {
+        let file = unsafe {
+            pg_sys::BufFileOpenFileSet(&mut (*fileset).fs, name.as_ptr(), 0 /* O_RDONLY */, true)
+        };
+        (!file.is_null()).then_some(SpillFile { file, rows: 0, bytes: 0, next_frame: None })
+    }
+
     /// Append rows `rows` of `cols` as one frame (`fixed`: the lengths of
     /// fixed-length by-reference columns, see [`fixed_lengths`]).
     ///

@@ -526,30 +526,34 @@ unsafe fn consider(
                 report::stash_join_path(joinrel, copy, false);
                 pg_sys::add_path(joinrel, cp.cast());
                 report::record_candidate(alt, id, "another path was cheaper");
-                match partial_path(
-                    root,
-                    joinrel,
-                    outerrel,
-                    inner,
-                    jointype,
-                    copy,
-                    nkeys,
-                    quals.per_tuple,
-                    extra,
-                ) {
-                    Ok(None) => {}
-                    Ok(Some((pp, id, details))) => {
-                        let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>())
-                            as *mut pg_sys::CustomPath;
-                        std::ptr::copy_nonoverlapping(pp, copy, 1);
-                        report::stash_join_path(joinrel, copy, true);
-                        let total = (*pp).path.total_cost;
-                        pg_sys::add_partial_path(joinrel, pp.cast());
-                        let alt = alternative(parallel, Verdict::Chosen, None, Some(total), details);
-                        report::record_candidate(alt, id, "another path was cheaper");
-                    }
-                    Err(why) => {
-                        report::record(alternative(parallel, Verdict::NotPossible(why), None, None, vec![]))
+                for shared in [false, true] {
+                    let what = if shared { format!("{parallel}, shared build") } else { parallel.clone() };
+                    match partial_path(
+                        joinrel,
+                        outerrel,
+                        innerrel,
+                        inner,
+                        jointype,
+                        copy,
+                        nkeys,
+                        quals.per_tuple,
+                        extra,
+                        shared,
+                    ) {
+                        Ok(None) => {}
+                        Ok(Some((pp, id, details))) => {
+                            let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>())
+                                as *mut pg_sys::CustomPath;
+                            std::ptr::copy_nonoverlapping(pp, copy, 1);
+                            report::stash_join_path(joinrel, copy, true);
+                            let total = (*pp).path.total_cost;
+                            pg_sys::add_partial_path(joinrel, pp.cast());
+                            let alt = alternative(what, Verdict::Chosen, None, Some(total), details);
+                            report::record_candidate(alt, id, "another path was cheaper");
+                        }
+                        Err(why) => {
+                            report::record(alternative(what, Verdict::NotPossible(why), None, None, vec![]))
+                        }
                     }
                 }
             }
@@ -559,41 +563,33 @@ unsafe fn consider(
 
 /// One participant's share of a parallel VecHashJoin: it probes its share
 /// of the outer side (a partial path) against a table of the whole inner
-/// side it builds itself, as PostgreSQL's parallel hash join over a
-/// non-shared Hash does. Only for joins that return no unmatched inner rows
-/// (each participant would return its own): inner, left, semi, anti.
-/// Ok(None): nothing to build it from (no partial outer path).
+/// side. Without `shared`, each participant computes the whole inner side
+/// itself, as PostgreSQL's parallel hash join over a non-shared Hash does;
+/// with it (a parallel-aware join), each computes its share of a partial
+/// inner side and the shares are exchanged through temporary files
+/// (`exec::join::SharedBuild`), so each still hashes every inner row. Only
+/// for joins that return no unmatched inner rows (each participant would
+/// return its own): inner, left, semi, anti.
+/// Ok(None): nothing to build it from (no partial outer or inner path).
 #[allow(clippy::too_many_arguments)]
 unsafe fn partial_path(
-    root: *mut pg_sys::PlannerInfo,
     joinrel: *mut pg_sys::RelOptInfo,
     outerrel: *mut pg_sys::RelOptInfo,
+    innerrel: *mut pg_sys::RelOptInfo,
     inner: *mut pg_sys::Path,
     jointype: pg_sys::JoinType::Type,
     serial: *mut pg_sys::CustomPath,
     nkeys: f64,
     qual_per_tuple: f64,
     extra: *mut pg_sys::JoinPathExtraData,
+    shared: bool,
 ) -> Result<Option<(*mut pg_sys::CustomPath, u32, Vec<String>)>, String> {
     use pg_sys::JoinType::*;
     unsafe {
-        let _ = root;
         if !(*joinrel).consider_parallel {
             return Ok(None);
         }
-        let outer: *mut pg_sys::Path = match (*outerrel).reloptkind {
-            pg_sys::RelOptKind::RELOPT_BASEREL => match report::partial_scan_path_of(outerrel) {
-                Some(p) => p.cast(),
-                None => return Ok(None),
-            },
-            _ => match list_ptrs::<pg_sys::Path>((*outerrel).partial_pathlist).next() {
-                Some(p) => p,
-                None => return Ok(None),
-            },
-        };
-        if !(*outer).param_info.is_null() {
-            return Ok(None);
-        }
+        let Some(outer) = partial_input_path(outerrel) else { return Ok(None) };
         if !matches!(jointype, JOIN_INNER | JOIN_LEFT | JOIN_SEMI | JOIN_ANTI) {
             return Err(
                 "right and full joins return unmatched inner rows, which needs one shared table".into()
@@ -608,7 +604,28 @@ unsafe fn partial_path(
         let irows = (*inner).rows;
         let rows = ((*joinrel).rows / cost::parallel_divisor(workers)).max(1.0);
         let build = (op * nkeys * HASH_KEY_FACTOR + pg_sys::cpu_tuple_cost * cost::TUPLE_FACTOR) * irows;
-        let startup = (*inner).total_cost + build + cost::SETUP_OPERATORS * op;
+        let pages = |r: f64, w: i32| (r * w.max(8) as f64 / pg_sys::BLCKSZ as f64).ceil();
+        let width = (*(*inner).pathtarget).width;
+        // The inner side as it is computed: whole, or this participant's
+        // share of it written out and every share read back.
+        let (build_input, inner_cost) = if shared {
+            // (PostgreSQL's switch for its own shared hash tables.)
+            if !pg_sys::enable_parallel_hash {
+                return Err("enable_parallel_hash is off".into());
+            }
+            let Some(part) = partial_input_path(innerrel) else { return Ok(None) };
+            let exchange = (pages((*part).rows, width) + pages(irows, width)) * pg_sys::seq_page_cost;
+            (part, (*part).total_cost + exchange)
+        } else {
+            (inner, (*inner).total_cost)
+        };
+        let mut startup = inner_cost + build + cost::SETUP_OPERATORS * op;
+        if irows * (width.max(8) as f64 + 24.0) > pg_sys::get_hash_memory_limit() as f64 {
+            // Both sides written to and read back from temporary files once.
+            startup += 2.0
+                * (pages(irows, width) + pages(orows, (*(*outer).pathtarget).width))
+                * pg_sys::seq_page_cost;
+        }
         let passing = passing_rows(jointype, extra, orows, rows);
         let total = startup
             + (*outer).total_cost
@@ -624,21 +641,43 @@ unsafe fn partial_path(
         let cp = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
         std::ptr::copy_nonoverlapping(serial, cp, 1);
         let p = &mut (*cp).path;
-        p.parallel_aware = false;
+        // (Parallel aware: PostgreSQL then sets up its shared state.)
+        p.parallel_aware = shared;
         p.parallel_safe = true;
         p.parallel_workers = workers;
         p.rows = rows;
         p.startup_cost = startup;
         p.total_cost = total;
         p.disabled_nodes =
-            (*outer).disabled_nodes + (*inner).disabled_nodes + (!pg_sys::enable_hashjoin) as i32;
+            (*outer).disabled_nodes + (*build_input).disabled_nodes + (!pg_sys::enable_hashjoin) as i32;
         (*cp).custom_paths =
-            pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), outer.cast()), inner.cast());
+            pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), outer.cast()), build_input.cast());
         (*cp).custom_private = private;
-        let details = vec![format!(
-            "{workers} workers planned; each builds the inner table ({irows:.0} rows); outer rows per participant: {orows:.0}"
-        )];
+        let details = vec![if shared {
+            format!(
+                "{workers} workers planned; each computes its share of the inner side ({:.0} rows) and builds the whole table ({irows:.0} rows); outer rows per participant: {orows:.0}",
+                (*build_input).rows
+            )
+        } else {
+            format!(
+                "{workers} workers planned; each builds the inner table ({irows:.0} rows); outer rows per participant: {orows:.0}"
+            )
+        }];
         Ok(Some((cp, id, details)))
+    }
+}
+
+/// The partial path an input is read through in a parallel join: its
+/// parallel VecScan when it is a base relation that has one, else its
+/// cheapest partial path; None if it has none without parameters.
+unsafe fn partial_input_path(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::Path> {
+    unsafe {
+        let scan = match (*rel).reloptkind {
+            pg_sys::RelOptKind::RELOPT_BASEREL => report::partial_scan_path_of(rel).map(|p| p.cast()),
+            _ => None,
+        };
+        let p = scan.or_else(|| list_ptrs::<pg_sys::Path>((*rel).partial_pathlist).next())?;
+        (*p).param_info.is_null().then_some(p)
     }
 }
 
