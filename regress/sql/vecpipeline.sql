@@ -215,6 +215,14 @@ SELECT pipe_same($$SELECT so.id FROM so WHERE NOT EXISTS (SELECT FROM si WHERE s
 SELECT pipe_same($$SELECT pz.name, count(*) FROM po JOIN pi ON po.k = pi.k JOIN pz ON pz.h = pi.h GROUP BY pz.name$$);
 SELECT pipe_same($$SELECT so.h, count(*), sum(s2.n) FROM so JOIN si ON so.k = si.k JOIN si s2 ON s2.id = so.id GROUP BY so.h$$);
 SELECT pipe_same($$SELECT pz.h, (SELECT count(*) FROM (SELECT so.id, si.g FROM so JOIN si ON so.k = si.k OFFSET 0) j WHERE j.g <= pz.h) FROM pz$$);
+-- Under a Parallel Append each shared build has the processes that run
+-- its branch.
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(x) FROM (SELECT si.n AS x FROM so JOIN si ON so.k = si.k
+  UNION ALL SELECT si.n FROM so JOIN si ON so.id = si.k) u;
+RESET vexec.mode;
+SELECT pipe_same($$SELECT count(*), sum(x) FROM (SELECT si.n AS x FROM so JOIN si ON so.k = si.k
+  UNION ALL SELECT si.n FROM so JOIN si ON so.id = si.k) u$$);
 -- An error while the shares are written (in whichever process meets the
 -- row) ends the query with it; the others stop waiting.
 SELECT pipe_same($$SELECT count(*), sum(s.x) FROM so JOIN (SELECT k, 1 / (id - 20000) AS x FROM si) s ON so.k = s.k$$);
