@@ -217,10 +217,12 @@ SELECT pipe_same($$SELECT so.h, count(*), sum(s2.n) FROM so JOIN si ON so.k = si
 SELECT pipe_same($$SELECT pz.h, (SELECT count(*) FROM (SELECT so.id, si.g FROM so JOIN si ON so.k = si.k OFFSET 0) j WHERE j.g <= pz.h) FROM pz$$);
 -- Under a Parallel Append each shared build has the processes that run
 -- its branch.
-SET vexec.mode = force;
-EXPLAIN (COSTS OFF) SELECT count(*), sum(x) FROM (SELECT si.n AS x FROM so JOIN si ON so.k = si.k
-  UNION ALL SELECT si.n FROM so JOIN si ON so.id = si.k) u;
-RESET vexec.mode;
+-- (Which side each branch builds differs between PostgreSQL 18 and 19:
+-- counted, not shown.)
+SELECT bool_or(p LIKE '%Parallel Append%') AS parallel_append,
+       count(*) FILTER (WHERE p LIKE '%Build: shared%') AS shared_builds
+FROM pipe_plan($$SELECT count(*), sum(x) FROM (SELECT si.n AS x FROM so JOIN si ON so.k = si.k
+  UNION ALL SELECT si.n FROM so JOIN si ON so.id = si.k) u$$) p;
 SELECT pipe_same($$SELECT count(*), sum(x) FROM (SELECT si.n AS x FROM so JOIN si ON so.k = si.k
   UNION ALL SELECT si.n FROM so JOIN si ON so.id = si.k) u$$);
 -- An error while the shares are written (in whichever process meets the
