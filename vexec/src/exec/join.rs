@@ -725,32 +725,52 @@ impl JoinState {
                 let share = SpillFile::open_shared(&mut (*shared).fileset, &share_name(slot));
                 pg_sys::MemoryContextSwitchTo(old);
                 let Some(mut share) = share else { continue };
-                while let Some(mut b) = share.read(&self.inner.src.types, &self.inner.fixed, &mut buf) {
+                while let Some(b) = share.read(&self.inner.src.types, &self.inner.fixed, &mut buf) {
                     check_for_interrupts!();
-                    let len = b.len;
                     self.stats.build_batches += 1;
-                    self.stats.build_rows += len as u64;
+                    self.stats.build_rows += b.len as u64;
                     self.inner_empty = false;
-                    let rows = vexec_core::batch::full_selection(len);
-                    if let Some(f) = files.as_mut() {
-                        self.write_partitioned(f, true, &b.columns, &rows, 0);
-                        continue;
-                    }
-                    let incoming = columns_bytes(&b.columns) + b.arena_bytes();
-                    if !self.make_room(&b.columns, len, incoming, false) {
-                        let mut f = self.spill_table(0);
-                        self.write_partitioned(&mut f, true, &b.columns, &rows, 0);
-                        files = Some(f);
-                        continue;
-                    }
-                    // (Held as read, values in the batch's arena.)
-                    let columns = std::mem::take(&mut b.columns);
-                    self.insert(Held { columns, _spilled: Some(b) }, len, false);
-                    self.stats.peak_memory = self.stats.peak_memory.max(self.memory());
+                    self.hold_read_batch(b, &mut files, 0);
                 }
                 share.close();
             }
             self.finish_build(files);
+        }
+    }
+
+    /// Hold inner rows read back from a file (whole batches, values in the
+    /// batch's arena) in the table; once the table outgrows hash_mem, it and
+    /// the rows after it go to partition files at `level` (`files`), unless
+    /// the partitioning is already as deep as it goes.
+    unsafe fn hold_read_batch(
+        &mut self,
+        mut b: SpilledBatch,
+        files: &mut Option<Vec<SpillFile>>,
+        level: u32,
+    ) {
+        unsafe {
+            let len = b.len;
+            if let Some(f) = files.as_mut() {
+                self.write_partitioned(f, true, &b.columns, &vexec_core::batch::full_selection(len), level);
+                return;
+            }
+            let incoming = columns_bytes(&b.columns) + b.arena_bytes();
+            if !self.make_room(&b.columns, len, incoming, false) && level <= MAX_LEVEL {
+                // The table to files, and this batch after it.
+                let mut f = self.spill_table(level);
+                self.write_partitioned(
+                    &mut f,
+                    true,
+                    &b.columns,
+                    &vexec_core::batch::full_selection(len),
+                    level,
+                );
+                *files = Some(f);
+                return;
+            }
+            let columns = std::mem::take(&mut b.columns);
+            self.insert(Held { columns, _spilled: Some(b) }, len, false);
+            self.stats.peak_memory = self.stats.peak_memory.max(self.memory());
         }
     }
 
@@ -887,27 +907,8 @@ impl JoinState {
                 inner.rewind();
                 let mut buf = Vec::new();
                 let mut again: Option<Vec<SpillFile>> = None;
-                while let Some(mut b) = inner.read(&self.inner.src.types, &self.inner.fixed, &mut buf) {
-                    let len = b.len;
-                    if let Some(files) = again.as_mut() {
-                        let rows = vexec_core::batch::full_selection(len);
-                        self.write_partitioned(files, true, &b.columns, &rows, level + 1);
-                        continue;
-                    }
-                    let incoming = columns_bytes(&b.columns) + b.arena_bytes();
-                    if !self.make_room(&b.columns, len, incoming, false) && level < MAX_LEVEL {
-                        // The table to files, and this batch after it.
-                        let mut files = self.spill_table(level + 1);
-                        let rows = vexec_core::batch::full_selection(len);
-                        self.write_partitioned(&mut files, true, &b.columns, &rows, level + 1);
-                        again = Some(files);
-                        continue;
-                    }
-                    // (Read back in whole batches: held as they are, values
-                    // in the batch's arena.)
-                    let columns = std::mem::take(&mut b.columns);
-                    self.insert(Held { columns, _spilled: Some(b) }, len, false);
-                    self.stats.peak_memory = self.stats.peak_memory.max(self.memory());
+                while let Some(b) = inner.read(&self.inner.src.types, &self.inner.fixed, &mut buf) {
+                    self.hold_read_batch(b, &mut again, level + 1);
                 }
                 inner.close();
                 match again {

@@ -445,15 +445,10 @@ unsafe fn consider(
         }
         pg_sys::cost_qual_eval(&mut quals, other_list, root);
         let build = (op * nkeys * HASH_KEY_FACTOR + pg_sys::cpu_tuple_cost * cost::TUPLE_FACTOR) * irows;
-        let mut startup = (*inner).total_cost + build + cost::SETUP_OPERATORS * op;
-        let width = (*(*inner).pathtarget).width.max(8) as f64;
-        if irows * (width + 24.0) > pg_sys::get_hash_memory_limit() as f64 {
-            // Both sides written to and read back from temporary files once.
-            let pages = |r: f64, w: i32| (r * w.max(8) as f64 / pg_sys::BLCKSZ as f64).ceil();
-            startup += 2.0
-                * (pages(irows, (*(*inner).pathtarget).width) + pages(orows, (*(*outer).pathtarget).width))
-                * pg_sys::seq_page_cost;
-        }
+        let startup = (*inner).total_cost
+            + build
+            + cost::SETUP_OPERATORS * op
+            + partition_cost(irows, (*(*inner).pathtarget).width, orows, (*(*outer).pathtarget).width);
         let probe = op * nkeys * HASH_KEY_FACTOR * orows;
         let passing = passing_rows(jointype, extra, orows, rows);
         let total =
@@ -561,6 +556,23 @@ unsafe fn consider(
     }
 }
 
+/// Pages of `rows` rows of `width` bytes in a temporary file.
+fn file_pages(rows: f64, width: i32) -> f64 {
+    (rows * width.max(8) as f64 / pg_sys::BLCKSZ as f64).ceil()
+}
+
+/// The cost of partitioning: when the inner rows outgrow hash_mem, both
+/// sides are written to and read back from temporary files once.
+unsafe fn partition_cost(irows: f64, iwidth: i32, orows: f64, owidth: i32) -> f64 {
+    unsafe {
+        if irows * (iwidth.max(8) as f64 + 24.0) > pg_sys::get_hash_memory_limit() as f64 {
+            2.0 * (file_pages(irows, iwidth) + file_pages(orows, owidth)) * pg_sys::seq_page_cost
+        } else {
+            0.0
+        }
+    }
+}
+
 /// One participant's share of a parallel VecHashJoin: it probes its share
 /// of the outer side (a partial path) against a table of the whole inner
 /// side. Without `shared`, each participant computes the whole inner side
@@ -604,7 +616,6 @@ unsafe fn partial_path(
         let irows = (*inner).rows;
         let rows = ((*joinrel).rows / cost::parallel_divisor(workers)).max(1.0);
         let build = (op * nkeys * HASH_KEY_FACTOR + pg_sys::cpu_tuple_cost * cost::TUPLE_FACTOR) * irows;
-        let pages = |r: f64, w: i32| (r * w.max(8) as f64 / pg_sys::BLCKSZ as f64).ceil();
         let width = (*(*inner).pathtarget).width;
         // The inner side as it is computed: whole, or this participant's
         // share of it written out and every share read back.
@@ -614,18 +625,16 @@ unsafe fn partial_path(
                 return Err("enable_parallel_hash is off".into());
             }
             let Some(part) = partial_input_path(innerrel) else { return Ok(None) };
-            let exchange = (pages((*part).rows, width) + pages(irows, width)) * pg_sys::seq_page_cost;
+            let exchange =
+                (file_pages((*part).rows, width) + file_pages(irows, width)) * pg_sys::seq_page_cost;
             (part, (*part).total_cost + exchange)
         } else {
             (inner, (*inner).total_cost)
         };
-        let mut startup = inner_cost + build + cost::SETUP_OPERATORS * op;
-        if irows * (width.max(8) as f64 + 24.0) > pg_sys::get_hash_memory_limit() as f64 {
-            // Both sides written to and read back from temporary files once.
-            startup += 2.0
-                * (pages(irows, width) + pages(orows, (*(*outer).pathtarget).width))
-                * pg_sys::seq_page_cost;
-        }
+        let startup = inner_cost
+            + build
+            + cost::SETUP_OPERATORS * op
+            + partition_cost(irows, width, orows, (*(*outer).pathtarget).width);
         let passing = passing_rows(jointype, extra, orows, rows);
         let total = startup
             + (*outer).total_cost
