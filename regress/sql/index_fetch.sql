@@ -53,6 +53,17 @@ SET vexec.mode = off;
 SELECT join_kind(:'qk') AS k_off;
 SET vexec.mode = explain;
 SELECT join_kind(:'qk') AS k_explain;
+-- A composite index led by `c`: btcostestimate reports three quarters of
+-- c's correlation for it, but c's rows still lie together, so the charge
+-- reads the leading column's correlation and the lookup stays cheap.
+DROP INDEX nl_fact_c;
+CREATE INDEX nl_fact_c_id ON nl_fact (c, id);
+SET vexec.mode = auto;
+SET vexec.index_fetch_cost = 0;
+SELECT join_kind(:'qc') AS c_composite_uncharged;
+SET vexec.index_fetch_cost = 40;
+SELECT join_kind(:'qc') AS c_composite_charged;
+:qc;
 -- The default, and its bounds.
 RESET vexec.index_fetch_cost;
 SHOW vexec.index_fetch_cost;

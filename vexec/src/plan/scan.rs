@@ -312,9 +312,12 @@ unsafe fn offer(
 /// vector hash joins six times faster. The pages of one loop are counted as
 /// cost_index counts them before amortizing: between one page per row and
 /// the rows' share of the table, by the index's correlation (which the
-/// index's own cost estimator reports), so lookups of a key whose rows lie
-/// together (a primary key, `l_orderkey` in lineitem) gain next to nothing
-/// and the nested loops that are right stay. Index-only scans visit the
+/// index's own cost estimator reports, a composite btree's read back to its
+/// leading column's), so lookups of a key whose rows lie together (a primary
+/// key, `l_orderkey` in lineitem) gain next to nothing and the nested loops
+/// that are right stay. A lookup's first page is not charged: PostgreSQL
+/// counts at least the descent to it, and it is what a correlated lookup
+/// costs; the charge is for the pages a scattered key adds. Index-only scans visit the
 /// heap only where the visibility map says so and are left alone. The path
 /// list is re-sorted by total cost, as add_path keeps it.
 unsafe fn charge_index_fetches(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, per_page: f64) {
@@ -337,9 +340,13 @@ unsafe fn charge_index_fetches(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys:
             guarded(|| {
                 estimate(root, ip, 1.0, &mut startup, &mut total, &mut sel, &mut correlation, &mut pages)
             });
+            let index = (*ip).indexinfo;
+            if (*index).relam == pg_sys::Oid::from(pg_sys::BTREE_AM_OID) && (*index).nkeycolumns > 1 {
+                correlation = vexec_core::cost::leading_column_correlation(correlation);
+            }
             let visited =
                 vexec_core::cost::heap_pages_per_loop(sel, (*rel).tuples, (*rel).pages as f64, correlation);
-            (*p).total_cost += visited * per_page;
+            (*p).total_cost += (visited - 1.0).max(0.0) * per_page;
             charged = true;
         }
         if charged {
