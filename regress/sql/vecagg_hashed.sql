@@ -318,6 +318,30 @@ FROM (SELECT k, count(*) AS c FROM vndbig GROUP BY k) s GROUP BY 1 ORDER BY 1;
 RESET work_mem;
 RESET vexec.mode;
 SELECT agg_same($$SELECT count(*) FROM (SELECT k FROM vndbig GROUP BY k) s$$);
+-- Over a row input: a join no VecHashJoin does (a range join, an index
+-- nested loop) and a function scan; auto mode takes it where it is
+-- estimated cheaper, and it gives PostgreSQL's rows and errors.
+CREATE TABLE vra AS SELECT g AS id, g % 50 AS k, g * 10 AS lo, g * 10 + 25 AS hi FROM generate_series(1, 2000) g;
+CREATE TABLE vrb AS SELECT g AS x, (g % 97)::numeric / 4 AS n FROM generate_series(1, 20000) g;
+CREATE INDEX ON vrb (x);
+ANALYZE vra, vrb;
+SET vexec.mode = auto;
+EXPLAIN (COSTS OFF) SELECT a.k, count(*), sum(b.n) FROM vra a JOIN vrb b ON b.x BETWEEN a.lo AND a.hi GROUP BY a.k;
+EXPLAIN (COSTS OFF) SELECT g % 10, count(*), sum(g) FROM generate_series(1, 50000) g GROUP BY 1;
+RESET vexec.mode;
+SELECT agg_same($$SELECT a.k, count(*), sum(b.n), avg(b.x) FROM vra a JOIN vrb b ON b.x BETWEEN a.lo AND a.hi GROUP BY a.k$$);
+SELECT agg_same($$SELECT count(*), sum(b.n), max(a.id) FROM vra a JOIN vrb b ON b.x BETWEEN a.lo AND a.hi$$);
+SELECT agg_same($$SELECT g % 10, count(*), sum(g) FROM generate_series(1, 50000) g GROUP BY 1$$);
+SELECT agg_same($$SELECT a.k, sum(100 / (b.x - 15000)) FROM vra a JOIN vrb b ON b.x BETWEEN a.lo AND a.hi GROUP BY a.k$$);
+-- Rescanned with new parameters (a correlated subquery): each rescan
+-- aggregates the rows of its own index scan.
+SELECT agg_same($$SELECT a.id, (SELECT sum(b.n) FROM vrb b WHERE b.x BETWEEN a.lo AND a.hi
+  GROUP BY b.x % 2 ORDER BY 1 LIMIT 1) FROM vra a WHERE a.id % 100 = 0$$);
+-- Small inputs stay PostgreSQL's outside force mode (vexec.min_rows).
+SET vexec.mode = auto;
+EXPLAIN (VEXEC, COSTS OFF) SELECT k, count(*) FROM vra WHERE id < 100 GROUP BY k;
+RESET vexec.mode;
+DROP TABLE vra, vrb;
 DROP TABLE vk, vbig, vuu, vpk, vci, vn, vnd, vndbig, vndc;
 DROP COLLATION vexec_ci;
 DROP TYPE vh_pair;

@@ -1,8 +1,9 @@
 //! VecAgg paths: `create_upper_paths_hook` (UPPERREL_GROUP_AGG) offers an
 //! aggregation over a VecScan of the input relation, or over a
 //! VecHashJoin when the input is a join (the join computes the keys and
-//! arguments on its batches), next to PostgreSQL's Agg paths, costed by
-//! `plan::cost`.
+//! arguments on its batches), and one over the input's cheapest row path
+//! (a nested loop, an index scan: read a batch of slots at a time), next
+//! to PostgreSQL's Agg paths, costed by `plan::cost`.
 //!
 //! Plain aggregation (no GROUP BY) and hashed aggregation (GROUP BY keys of
 //! hashable types with PostgreSQL's default equality) with vectorized
@@ -18,8 +19,8 @@
 //! (`sum(a) + 1`) are evaluated by PostgreSQL. For a hashed aggregate the
 //! group keys come first in `custom_scan_tlist`, so output expressions over
 //! the keys (`k + 1`, `upper(k)`) are PostgreSQL's too. The child is a
-//! VecScan or VecHashJoin whose target list is the keys, then the
-//! aggregates' arguments.
+//! VecScan, a VecHashJoin or a row plan whose target list is the keys,
+//! then the aggregates' arguments.
 
 use std::ffi::CStr;
 
@@ -991,9 +992,6 @@ unsafe fn refusal(
         if ungrouped(keys, target, (*extra).havingQual).any() {
             return Some("columns outside aggregates and group keys".into());
         }
-        if input_path(input_rel).is_none() {
-            return Some("the input is not a vector scan or join".into());
-        }
         let mut raising = false;
         for &a in aggs {
             let t = match transition_of(a) {
@@ -1074,12 +1072,9 @@ unsafe fn consider(
             return;
         }
         let keys = keys.unwrap_or_default();
-        let Some(scan) = input_path(input_rel) else { return };
 
-        // The child: a copy of the VecScan (or VecHashJoin) path that
-        // outputs the group keys, then the aggregates' arguments.
-        let child = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
-        std::ptr::copy_nonoverlapping(scan, child, 1);
+        // What the child outputs: the keys, then the aggregates' arguments
+        // and FILTERs (each once).
         let args = pg_sys::create_empty_pathtarget();
         let mut key_list: *mut pg_sys::List = std::ptr::null_mut();
         let mut kind_list: *mut pg_sys::List = std::ptr::null_mut();
@@ -1098,8 +1093,6 @@ unsafe fn consider(
             }
         }
         pg_sys::set_pathtarget_cost_width(root, args);
-        (*child).path.pathtarget = args;
-        let child_rows = (*child).path.rows;
         let row_cost =
             list_ptrs::<pg_sys::Path>((*output_rel).pathlist).map(|p| (*p).total_cost).reduce(f64::min);
         // PostgreSQL's estimate of the groups, as its own paths carry it.
@@ -1109,65 +1102,181 @@ unsafe fn consider(
             list_ptrs::<pg_sys::Path>((*output_rel).pathlist)
                 .map(|p| (*p).rows)
                 .next()
-                .unwrap_or((child_rows / 10.0).max(1.0))
-        };
-        let c = if keys.is_empty() {
-            cost::plain_agg(&(*child).path, aggs.len())
-        } else {
-            cost::hashed_agg(&(*child).path, aggs.len(), keys.len(), groups, (*target).width)
+                .unwrap_or(((*input_rel).rows / 10.0).max(1.0))
         };
 
-        let id = report::next_id();
-        // A hashed VecAgg is a hash aggregate: enable_hashagg = off disables it
-        // as it disables HashAggregate (counted, not refused).
-        let disabled = (*child).path.disabled_nodes + (!keys.is_empty() && !pg_sys::enable_hashagg) as i32;
-        let private = agg_private(id, having, key_list, kind_list, AggSplit::Serial);
-        let cp = agg_path(output_rel, target, &c, disabled, child.cast(), private, None);
-        let p = &mut (*cp).path;
-
-        let nfmgr = aggs.iter().filter(|&&a| matches!(transition_of(a), Ok(Transition::Fmgr { .. }))).count();
-        let mut details = vec![format!(
-            "aggregates: {} vector, {nfmgr} fmgr; input rows: {child_rows:.0}",
-            aggs.len() - nfmgr
-        )];
-        if !keys.is_empty() {
-            details.push(format!("group keys: {}; estimated groups: {:.0}", keys.len(), c.rows));
+        // The children: a copy of the VecScan (or VecHashJoin) path that
+        // outputs `args`, and the input's cheapest row path projecting them
+        // (read a batch of slots at a time), unless that is the vector path:
+        // aggregating by kernels pays over a nested loop or an index scan
+        // too, where the vector inputs lost (TPC-H Q11 over its index
+        // nested loop).
+        let mut children: Vec<(*mut pg_sys::Path, bool)> = Vec::new();
+        if let Some(scan) = input_path(input_rel) {
+            let child = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+            std::ptr::copy_nonoverlapping(scan, child, 1);
+            (*child).path.pathtarget = args;
+            children.push((child.cast(), true));
         }
-        let alt = alternative(kind, Verdict::Chosen, row_cost, Some(c.total), details);
-        match mode {
-            Mode::Off => {}
-            Mode::Explain => {
-                let mut alt = alt;
-                alt.verdict = Verdict::NotChosen("explain mode".into());
-                report::record(alt);
+        match row_input_path(input_rel, mode) {
+            Ok(Some(row)) => {
+                children.push((pg_sys::create_projection_path(root, input_rel, row, args).cast(), false))
             }
-            Mode::Auto | Mode::Force => {
-                // Force: PostgreSQL's Agg paths count as disabled, unless the
-                // vector path is disabled itself (enable_seqscan = off disables
-                // its scan), when the two compete on cost as usual.
-                if mode == Mode::Force && p.disabled_nodes == 0 {
-                    for path in list_ptrs::<pg_sys::Path>((*output_rel).pathlist) {
-                        if reads_a_scan(path) {
-                            (*path).disabled_nodes += 1;
+            Ok(None) if children.is_empty() => {
+                let why = "the input is not a vector scan or join, and its cheapest path is a vector node, a Gather or parameterized";
+                report::record(alternative(kind, Verdict::NotPossible(why.into()), None, None, vec![]));
+                return;
+            }
+            Err(why) if children.is_empty() => {
+                let why = format!("the input is not a vector scan or join, and has {why}");
+                report::record(alternative(kind, Verdict::NotPossible(why), None, None, vec![]));
+                return;
+            }
+            _ => {}
+        }
+
+        for (child, vector_child) in children {
+            let child_rows = (*child).rows;
+            let c = if keys.is_empty() {
+                cost::plain_agg(&*child, aggs.len(), vector_child)
+            } else {
+                cost::hashed_agg(&*child, aggs.len(), keys.len(), groups, (*target).width, vector_child)
+            };
+
+            let id = report::next_id();
+            // A hashed VecAgg is a hash aggregate: enable_hashagg = off disables it
+            // as it disables HashAggregate (counted, not refused).
+            let disabled = (*child).disabled_nodes + (!keys.is_empty() && !pg_sys::enable_hashagg) as i32;
+            let private = agg_private(id, having, key_list, kind_list, AggSplit::Serial);
+            let cp = agg_path(output_rel, target, &c, disabled, child, private, None);
+            let p = &mut (*cp).path;
+
+            let nfmgr =
+                aggs.iter().filter(|&&a| matches!(transition_of(a), Ok(Transition::Fmgr { .. }))).count();
+            let mut details = vec![format!(
+                "aggregates: {} vector, {nfmgr} fmgr; input rows: {child_rows:.0}",
+                aggs.len() - nfmgr
+            )];
+            if !keys.is_empty() {
+                details.push(format!("group keys: {}; estimated groups: {:.0}", keys.len(), c.rows));
+            }
+            let what = if vector_child { kind.to_string() } else { format!("{kind} over a row input") };
+            if !vector_child {
+                details.push(format!("input: {}", node_name(child)));
+            }
+            let alt = alternative(&what, Verdict::Chosen, row_cost, Some(c.total), details);
+            match mode {
+                Mode::Off => {}
+                Mode::Explain => {
+                    let mut alt = alt;
+                    alt.verdict = Verdict::NotChosen("explain mode".into());
+                    report::record(alt);
+                }
+                Mode::Auto | Mode::Force => {
+                    // Force: PostgreSQL's Agg paths count as disabled, unless the
+                    // vector path is disabled itself (enable_seqscan = off disables
+                    // its scan), when the two compete on cost as usual.
+                    if mode == Mode::Force && p.disabled_nodes == 0 {
+                        for path in list_ptrs::<pg_sys::Path>((*output_rel).pathlist) {
+                            if reads_a_scan(path) {
+                                (*path).disabled_nodes += 1;
+                            }
                         }
                     }
-                }
-                pg_sys::add_path(output_rel, cp.cast());
-                report::record_candidate(alt, id, "another path was cheaper");
-                let parallel =
-                    Parallel { keys: &keys, aggs: &aggs, columns: &columns, groups, key_list, kind_list };
-                match consider_parallel(root, input_rel, output_rel, extra, &parallel, args) {
-                    Ok(None) => {}
-                    Ok(Some(alt)) => report::record_candidate(alt.0, alt.1, "another path was cheaper"),
-                    Err(why) => report::record(alternative(
-                        &format!("{kind} (parallel)"),
-                        Verdict::NotPossible(why),
-                        None,
-                        None,
-                        vec![],
-                    )),
+                    pg_sys::add_path(output_rel, cp.cast());
+                    report::record_candidate(alt, id, "another path was cheaper");
+                    if !vector_child {
+                        continue;
+                    }
+                    let parallel =
+                        Parallel { keys: &keys, aggs: &aggs, columns: &columns, groups, key_list, kind_list };
+                    match consider_parallel(root, input_rel, output_rel, extra, &parallel, args) {
+                        Ok(None) => {}
+                        Ok(Some(alt)) => report::record_candidate(alt.0, alt.1, "another path was cheaper"),
+                        Err(why) => report::record(alternative(
+                            &format!("{kind} (parallel)"),
+                            Verdict::NotPossible(why),
+                            None,
+                            None,
+                            vec![],
+                        )),
+                    }
                 }
             }
+        }
+    }
+}
+
+/// The input's cheapest row path for a VecAgg over a row input: its
+/// cheapest total path, unless it has parameters, is a custom scan (a
+/// vector node: the vector child covers it) or a Gather (parallel plans
+/// aggregate below it, with a Partial VecAgg). Outside force mode, small
+/// inputs stay PostgreSQL's, as small scans do (`vexec.min_rows`).
+unsafe fn row_input_path(
+    rel: *mut pg_sys::RelOptInfo,
+    mode: Mode,
+) -> Result<Option<*mut pg_sys::Path>, String> {
+    unsafe {
+        use pg_sys::NodeTag::*;
+        let p = (*rel).cheapest_total_path;
+        if p.is_null()
+            || !(*p).param_info.is_null()
+            || matches!((*projected(p)).pathtype, T_CustomScan | T_Gather | T_GatherMerge)
+        {
+            return Ok(None);
+        }
+        let min_rows = settings::MIN_ROWS.get() as f64;
+        if mode != Mode::Force && (*p).rows < min_rows {
+            return Err(format!("fewer than vexec.min_rows ({min_rows:.0}) rows"));
+        }
+        Ok(Some(p))
+    }
+}
+
+/// The path a projection path projects (through any number of them).
+unsafe fn projected(mut path: *mut pg_sys::Path) -> *mut pg_sys::Path {
+    unsafe {
+        while (*path).type_ == pg_sys::NodeTag::T_ProjectionPath {
+            path = (*(path as *mut pg_sys::ProjectionPath)).subpath;
+        }
+        path
+    }
+}
+
+/// A path's node, as EXPLAIN names it (the common ones).
+unsafe fn node_name(path: *mut pg_sys::Path) -> &'static str {
+    unsafe {
+        let p = projected(path);
+        use pg_sys::NodeTag::*;
+        match (*p).pathtype {
+            T_SeqScan => "Seq Scan",
+            T_SampleScan => "Sample Scan",
+            T_IndexScan => "Index Scan",
+            T_IndexOnlyScan => "Index Only Scan",
+            T_BitmapHeapScan => "Bitmap Heap Scan",
+            T_NestLoop => "Nested Loop",
+            T_MergeJoin => "Merge Join",
+            T_HashJoin => "Hash Join",
+            T_SubqueryScan => "Subquery Scan",
+            T_FunctionScan => "Function Scan",
+            T_ValuesScan => "Values Scan",
+            T_CteScan => "CTE Scan",
+            T_TidScan => "Tid Scan",
+            T_TidRangeScan => "Tid Range Scan",
+            T_ForeignScan => "Foreign Scan",
+            T_Material => "Materialize",
+            T_Memoize => "Memoize",
+            T_Sort => "Sort",
+            T_IncrementalSort => "Incremental Sort",
+            T_Unique => "Unique",
+            T_Agg => "Aggregate",
+            T_WindowAgg => "WindowAgg",
+            T_SetOp => "SetOp",
+            T_Limit => "Limit",
+            T_Append => "Append",
+            T_MergeAppend => "Merge Append",
+            T_Result => "Result",
+            _ => "another row node",
         }
     }
 }
@@ -1248,10 +1357,10 @@ unsafe fn consider_parallel(
         let naggs = p.aggs.len();
         let child_rows = (*child).path.rows;
         let pc = if p.keys.is_empty() {
-            cost::plain_agg(&(*child).path, naggs)
+            cost::plain_agg(&(*child).path, naggs, true)
         } else {
             let groups = p.groups.min(child_rows).max(1.0);
-            cost::hashed_agg(&(*child).path, naggs, p.keys.len(), groups, (*ptarget).width)
+            cost::hashed_agg(&(*child).path, naggs, p.keys.len(), groups, (*ptarget).width, true)
         };
         let id = report::next_id();
         let disabled = (*child).path.disabled_nodes + (!p.keys.is_empty() && !pg_sys::enable_hashagg) as i32;

@@ -101,13 +101,25 @@ fn ptr_null() -> *mut f64 {
     std::ptr::null_mut()
 }
 
-/// A plain (ungrouped) VecAgg over a vector child path computing `naggs`
-/// aggregates by kernels: the child's cost without handing rows to a row
-/// parent, plus the transitions at kernel price, plus its setup.
-pub unsafe fn plain_agg(child: &pg_sys::Path, naggs: usize) -> Cost {
+/// What a VecAgg's child costs it: a vector child's cost without handing
+/// rows to a row parent, or a row child's cost plus copying its rows into
+/// batches (each as much as a vector node's hand-off to a row parent).
+unsafe fn agg_child_cost(child: &pg_sys::Path, vector_child: bool) -> f64 {
+    let handoff = unsafe { pg_sys::cpu_tuple_cost } * OUTPUT_FACTOR * child.rows;
+    if vector_child {
+        child.total_cost - handoff
+    } else {
+        child.total_cost + handoff
+    }
+}
+
+/// A plain (ungrouped) VecAgg over a child path computing `naggs`
+/// aggregates by kernels: the child (`agg_child_cost`), plus the
+/// transitions at kernel price, plus its setup.
+pub unsafe fn plain_agg(child: &pg_sys::Path, naggs: usize, vector_child: bool) -> Cost {
     unsafe {
         let rows = child.rows;
-        let child_cost = child.total_cost - pg_sys::cpu_tuple_cost * OUTPUT_FACTOR * rows;
+        let child_cost = agg_child_cost(child, vector_child);
         let transitions = naggs.max(1) as f64 * pg_sys::cpu_operator_cost * KERNEL_FACTOR * rows;
         let startup = child_cost + transitions + SETUP_OPERATORS * pg_sys::cpu_operator_cost;
         Cost { startup, total: startup + pg_sys::cpu_tuple_cost, rows: 1.0 }
@@ -119,16 +131,23 @@ pub unsafe fn plain_agg(child: &pg_sys::Path, naggs: usize) -> Cost {
 /// probes saves less than kernels do.
 pub const GROUP_KEY_FACTOR: f64 = 0.5;
 
-/// A hashed VecAgg over a vector child path: the child without handing rows
-/// to a row parent, each row's keys hashed and probed, `naggs` transitions
-/// at kernel price, one output row per group, and, when the groups are
-/// expected to outgrow `hash_mem`, writing and reading the input once
-/// (as `cost_agg` charges a spilling HashAggregate).
-pub unsafe fn hashed_agg(child: &pg_sys::Path, naggs: usize, nkeys: usize, groups: f64, width: i32) -> Cost {
+/// A hashed VecAgg over a child path: the child (`agg_child_cost`), each
+/// row's keys hashed and probed, `naggs` transitions at kernel price, one
+/// output row per group, and, when the groups are expected to outgrow
+/// `hash_mem`, writing and reading the input once (as `cost_agg` charges a
+/// spilling HashAggregate).
+pub unsafe fn hashed_agg(
+    child: &pg_sys::Path,
+    naggs: usize,
+    nkeys: usize,
+    groups: f64,
+    width: i32,
+    vector_child: bool,
+) -> Cost {
     unsafe {
         let rows = child.rows;
         let op = pg_sys::cpu_operator_cost;
-        let child_cost = child.total_cost - pg_sys::cpu_tuple_cost * OUTPUT_FACTOR * rows;
+        let child_cost = agg_child_cost(child, vector_child);
         let per_row = nkeys as f64 * op * GROUP_KEY_FACTOR + naggs as f64 * op * KERNEL_FACTOR;
         let mut startup = child_cost + per_row * rows + SETUP_OPERATORS * op;
         let entry = (width.max(8) as f64 + 32.0 + 16.0 * naggs as f64) * groups;

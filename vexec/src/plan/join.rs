@@ -607,9 +607,6 @@ unsafe fn partial_path(
                 "right and full joins return unmatched inner rows, which needs one shared table".into()
             );
         }
-        if !(*inner).parallel_safe {
-            return Err("the inner side is not parallel safe".into());
-        }
         let workers = (*outer).parallel_workers;
         let op = pg_sys::cpu_operator_cost;
         let orows = (*outer).rows;
@@ -629,6 +626,12 @@ unsafe fn partial_path(
                 (file_pages((*part).rows, width) + file_pages(irows, width)) * pg_sys::seq_page_cost;
             (part, (*part).total_cost + exchange)
         } else {
+            // (The shared build reads a partial path of the inner relation
+            // instead, which is parallel safe whatever `inner` is: often a
+            // Gather.)
+            if !(*inner).parallel_safe {
+                return Err("the inner side is not parallel safe".into());
+            }
             (inner, (*inner).total_cost)
         };
         let startup = inner_cost
