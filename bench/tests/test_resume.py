@@ -27,6 +27,17 @@ class ResumeTest(unittest.TestCase):
         # Fewer hot runs asked for: the three-run pair is finished too.
         self.assertIn(key("auto-w0", "Q1"), runner.finished_pairs(rows, hot=2))
 
+    def test_sessions_are_finished_one_by_one(self):
+        rows = ([row("off-w0", "Q1", r) | {"session": "0"} for r in range(4)]
+                + [row("off-w0", "Q1", r) | {"session": "1"} for r in range(2)])   # session 1 cut short
+        key = ("tpch", "TPC-H SF 1.0", "off-w0", "Q1")
+        self.assertEqual(runner.finished_sessions(rows, hot=3), {(key, 0)})
+        self.assertEqual(runner.finished_pairs(rows, hot=3, sessions=1), {key})
+        self.assertEqual(runner.finished_pairs(rows, hot=3, sessions=2), set())
+        # Rows of files written before sessions were recorded count as session 0.
+        self.assertEqual(runner.finished_sessions([row("off-w0", "Q1", r) for r in range(4)], hot=3),
+                         {(key, 0)})
+
     def test_resume_keeps_finished_rows_and_refuses_other_commits(self):
         rows = [row("off-w0", "Q1", r) for r in range(4)] + [row("auto-w0", "Q1", 0)]
         with tempfile.TemporaryDirectory() as d:
@@ -37,7 +48,7 @@ class ResumeTest(unittest.TestCase):
                 w.writerows(rows)
             kept, done = runner.resume_rows(path, "abc", hot=3)
             self.assertEqual([(r["config"], r["run"]) for r in kept], [("off-w0", str(r)) for r in range(4)])
-            self.assertEqual(done, {("tpch", "TPC-H SF 1.0", "off-w0", "Q1")})
+            self.assertEqual(done, {(("tpch", "TPC-H SF 1.0", "off-w0", "Q1"), 0)})
             with self.assertRaises(SystemExit) as e:
                 runner.resume_rows(path, "def", hot=3)
             self.assertIn("abc", str(e.exception))

@@ -90,9 +90,10 @@ def cmd_run(args) -> int:
     settings = cl.settings(sets[0][1].name) if sets else {}
     settings.pop("max_parallel_workers_per_gather", None)
     print("[bench] settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()), flush=True)
-    print(f"[bench] configurations: {', '.join(c.name for c in cfgs)}; {args.hot} hot runs after one cold "
-          f"run; timeout {args.timeout:.0f} s", flush=True)
-    r = runner.Runner(cl, out_csv, args.sha, args.hot, args.timeout, resume=bool(args.resume))
+    print(f"[bench] configurations: {', '.join(c.name for c in cfgs)}; {args.sessions} session(s) each of "
+          f"{args.hot} hot runs after one cold run; timeout {args.timeout:.0f} s", flush=True)
+    r = runner.Runner(cl, out_csv, args.sha, args.hot, args.timeout, resume=bool(args.resume),
+                      sessions=args.sessions)
     try:
         for bench, ds, queries in sets:
             if args.queries:
@@ -167,6 +168,8 @@ def main(argv=None) -> int:
     run.add_argument("--workers", default="0,2")
     run.add_argument("--no-duckdb", dest="with_duckdb", action="store_false")
     run.add_argument("--hot", type=int, default=3)
+    run.add_argument("--sessions", type=int, default=1,
+                     help="fresh sessions per query and configuration, in rounds; the best hot run of all counts")
     run.add_argument("--timeout", type=float, default=300.0, help="seconds per query run")
     run.add_argument("--sha", default="unknown")
     run.add_argument("--results", required=True)

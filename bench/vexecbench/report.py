@@ -34,9 +34,10 @@ def best_hot(rows: list[dict]) -> dict:
 
 
 def cold(rows: list[dict]) -> dict:
+    """The cold run of each query and configuration (of its first session)."""
     out: dict = defaultdict(lambda: defaultdict(dict))
     for r in rows:
-        if int(r["run"]) == 0 and r["status"] == "ok":
+        if int(r["run"]) == 0 and r["status"] == "ok" and not int(r.get("session") or 0):
             out[(r["benchmark"], r["dataset"])][r["query"]][r["config"]] = float(r["ms"])
     return out
 
@@ -115,7 +116,9 @@ def markdown(rows: list[dict], settings: dict | None = None, chart_files: dict |
                 f"- machine: {rows[0]['machine']}"]
     if settings:
         out.append("- settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()))
-    out += ["- times: best of the hot runs (the first run of each fresh session is the cold run and is "
+    sessions = 1 + max((int(r.get("session") or 0) for r in rows), default=0)
+    over = f" of {sessions} fresh sessions per query and configuration" if sessions > 1 else ""
+    out += [f"- times: best of the hot runs{over} (the first run of each fresh session is the cold run and is "
             "not counted), in ms; result rows drained by libpq without conversion",
             f"- speedup columns: {BASELINE} time divided by the configuration's time (>1 is faster)", ""]
     for title, b in s["benchmarks"].items():

@@ -1,9 +1,12 @@
 """Running the queries: configurations interleaved, fresh session per query,
-one cold run then N hot runs, results drained without being rendered.
+one cold run then N hot runs, results drained without being rendered; with
+`sessions` > 1 each configuration of a query gets that many fresh sessions,
+in rounds (every configuration once, then again), so that one slow session
+(this VM slows a whole backend at times) does not decide its figure.
 
-Order: for each query, the configurations are taken in an order rotated by the
-query's number, so no configuration always runs first (on a cold cache) or
-last. Configurations that need the server without vexec (vanilla) form one
+Order: for each query and round, the configurations are taken in an order
+rotated by the query's number and the round, so no configuration always runs
+first (on a cold cache) or last. Configurations that need the server without vexec (vanilla) form one
 block and those with it another, so the server restarts at most twice a query.
 """
 
@@ -22,7 +25,7 @@ from psycopg import pq
 from .cluster import Cluster
 
 FIELDS = ["sha", "started", "machine", "benchmark", "dataset", "config", "query", "run", "ms", "rows",
-          "status", "error", "peak_kb"]
+          "status", "error", "peak_kb", "session"]
 
 
 def rss_anon_kb(status_text: str) -> int | None:
@@ -126,51 +129,66 @@ def pair_of(row: dict) -> Pair:
     return (row["benchmark"], row["dataset"], row["config"], row["query"])
 
 
-def finished_pairs(rows: list[dict], hot: int) -> set[Pair]:
-    """The (benchmark, dataset, configuration, query) pairs whose runs are all
-    recorded: the cold run and `hot` hot runs, or runs up to one that failed
-    or timed out (the runner stops a pair there)."""
-    runs: dict[Pair, dict[int, str]] = {}
+def session_of(row: dict) -> int:
+    """A row's session number (files written before sessions had one: 0)."""
+    return int(row.get("session") or 0)
+
+
+def finished_sessions(rows: list[dict], hot: int) -> set[tuple[Pair, int]]:
+    """The (pair, session) whose runs are all recorded: the cold run and
+    `hot` hot runs, or runs up to one that failed or timed out (the runner
+    stops a session there)."""
+    runs: dict[tuple[Pair, int], dict[int, str]] = {}
     for r in rows:
-        runs.setdefault(pair_of(r), {})[int(r["run"])] = r["status"]
+        runs.setdefault((pair_of(r), session_of(r)), {})[int(r["run"])] = r["status"]
     done = set()
-    for pair, by_run in runs.items():
+    for key, by_run in runs.items():
         for run in range(1 + hot):
             status = by_run.get(run)
             if status is None:
                 break
             if status != "ok":
-                done.add(pair)
+                done.add(key)
                 break
         else:
-            done.add(pair)
+            done.add(key)
     return done
 
 
-def resume_rows(path: str, sha: str, hot: int) -> tuple[list[dict], set[Pair]]:
-    """The rows of a run cut short that can be kept (those of finished pairs)
-    and those pairs. Refuses a file of another commit: its figures measured
-    other code."""
+def finished_pairs(rows: list[dict], hot: int, sessions: int = 1) -> set[Pair]:
+    """The (benchmark, dataset, configuration, query) pairs whose `sessions`
+    sessions are all finished (`finished_sessions`)."""
+    done = finished_sessions(rows, hot)
+    pairs = {pair for pair, _ in done}
+    return {p for p in pairs if all((p, s) in done for s in range(sessions))}
+
+
+def resume_rows(path: str, sha: str, hot: int) -> tuple[list[dict], set[tuple[Pair, int]]]:
+    """The rows of a run cut short that can be kept (those of finished
+    sessions) and those (pair, session). Refuses a file of another commit:
+    its figures measured other code."""
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     shas = {r["sha"] for r in rows}
     if shas - {sha}:
         raise SystemExit(f"[bench] {path} holds results of {', '.join(sorted(shas))}, not {sha}: "
                          f"check that commit out to resume it")
-    done = finished_pairs(rows, hot)
-    return [r for r in rows if pair_of(r) in done], done
+    done = finished_sessions(rows, hot)
+    return [r for r in rows if (pair_of(r), session_of(r)) in done], done
 
 
 class Runner:
     def __init__(self, cluster: Cluster, out_csv: str, sha: str, hot: int, timeout_s: float,
-                 resume: bool = False):
+                 resume: bool = False, sessions: int = 1):
         self.cluster = cluster
         self.out_csv = out_csv
         self.sha = sha
         self.hot = hot
+        self.sessions = sessions
+        self.session = 0    # the session being run, recorded with its rows
         self.timeout_s = timeout_s
-        # Resuming: keep the finished pairs' rows, drop a pair cut in the middle.
-        self.done: set[Pair] = set()
+        # Resuming: keep the finished sessions' rows, drop one cut in the middle.
+        self.done: set[tuple[Pair, int]] = set()
         if resume:
             kept, self.done = resume_rows(out_csv, sha, hot)
             with open(out_csv, "w", newline="") as f:
@@ -195,7 +213,7 @@ class Runner:
                               dataset=dataset, config=cfg.name, query=query, run=run,
                               ms=f"{ms:.3f}" if ms is not None else "", rows=rows if rows is not None else "",
                               status=status, error=error.replace("\n", " ")[:300],
-                              peak_kb=peak_kb if peak_kb is not None else ""))
+                              peak_kb=peak_kb if peak_kb is not None else "", session=self.session))
         self._f.flush()
 
     def run_benchmark(self, bench: str, dataset: str, pg_db: str, duck_path: str | None,
@@ -204,17 +222,20 @@ class Runner:
         each PostgreSQL run's peak backend memory (MemoryProbe)."""
         self.memory = memory
         for qi, (qname, pg_q, duck_q) in enumerate(queries):
-            line = []
-            for cfg in order_for(qi, cfgs):
-                if (bench, dataset, cfg.name, qname) in self.done:
-                    line.append(f"{cfg.name} (kept)")
-                    continue
-                if cfg.mode == "duckdb":
-                    best = self._run_duckdb(bench, dataset, duck_path, cfg, qname, duck_q)
-                else:
-                    best = self._run_pg(bench, dataset, pg_db, cfg, qname, pg_q)
-                line.append(f"{cfg.name} {best}")
-            print(f"[bench] {bench} {qname}: " + ", ".join(line), flush=True)
+            for session in range(self.sessions):
+                self.session = session
+                line = []
+                for cfg in order_for(qi + session, cfgs):
+                    if ((bench, dataset, cfg.name, qname), session) in self.done:
+                        line.append(f"{cfg.name} (kept)")
+                        continue
+                    if cfg.mode == "duckdb":
+                        best = self._run_duckdb(bench, dataset, duck_path, cfg, qname, duck_q)
+                    else:
+                        best = self._run_pg(bench, dataset, pg_db, cfg, qname, pg_q)
+                    line.append(f"{cfg.name} {best}")
+                tag = f" (session {session + 1} of {self.sessions})" if self.sessions > 1 else ""
+                print(f"[bench] {bench} {qname}{tag}: " + ", ".join(line), flush=True)
 
     def _run_pg(self, bench, dataset, db, cfg: Config, qname: str, q: str) -> str:
         self.cluster.start(preload=cfg.server == "vexec")
