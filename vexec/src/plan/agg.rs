@@ -33,6 +33,7 @@ use vexec_core::report::{Alternative, Verdict};
 
 use super::cost;
 use super::report;
+use super::{projected, vector_node};
 pub use crate::exec::agg::AggSplit;
 use crate::pgutil::list_ptrs;
 use crate::settings::{self, Mode};
@@ -1208,9 +1209,9 @@ unsafe fn consider(
 }
 
 /// The input's cheapest row path for a VecAgg over a row input: its
-/// cheapest total path, unless it has parameters, is a custom scan (a
-/// vector node: the vector child covers it) or a Gather (parallel plans
-/// aggregate below it, with a Partial VecAgg). Outside force mode, small
+/// cheapest total path, unless it has parameters, is a vector node (the
+/// vector child covers it) or a Gather (parallel plans aggregate below it,
+/// with a Partial VecAgg). Outside force mode, small
 /// inputs stay PostgreSQL's, as small scans do (`vexec.min_rows`).
 unsafe fn row_input_path(
     rel: *mut pg_sys::RelOptInfo,
@@ -1221,7 +1222,8 @@ unsafe fn row_input_path(
         let p = (*rel).cheapest_total_path;
         if p.is_null()
             || !(*p).param_info.is_null()
-            || matches!((*projected(p)).pathtype, T_CustomScan | T_Gather | T_GatherMerge)
+            || vector_node(p).is_some()
+            || matches!((*projected(p)).pathtype, T_Gather | T_GatherMerge)
         {
             return Ok(None);
         }
@@ -1230,16 +1232,6 @@ unsafe fn row_input_path(
             return Err(format!("fewer than vexec.min_rows ({min_rows:.0}) rows"));
         }
         Ok(Some(p))
-    }
-}
-
-/// The path a projection path projects (through any number of them).
-unsafe fn projected(mut path: *mut pg_sys::Path) -> *mut pg_sys::Path {
-    unsafe {
-        while (*path).type_ == pg_sys::NodeTag::T_ProjectionPath {
-            path = (*(path as *mut pg_sys::ProjectionPath)).subpath;
-        }
-        path
     }
 }
 

@@ -9,3 +9,42 @@ pub mod report;
 pub mod require;
 pub mod scan;
 pub mod sort;
+
+use std::ffi::CStr;
+
+use pgrx::pg_sys;
+
+/// The path a projection path projects (through any number of them).
+///
+/// # Safety
+/// `path` is a valid path.
+pub unsafe fn projected(mut path: *mut pg_sys::Path) -> *mut pg_sys::Path {
+    unsafe {
+        while (*path).type_ == pg_sys::NodeTag::T_ProjectionPath {
+            path = (*(path as *mut pg_sys::ProjectionPath)).subpath;
+        }
+        path
+    }
+}
+
+/// The name of a vexec node a path is (under projections), if any.
+///
+/// # Safety
+/// `path` is a valid path.
+pub unsafe fn vector_node(path: *mut pg_sys::Path) -> Option<&'static str> {
+    unsafe {
+        let p = projected(path);
+        if (*p).type_ != pg_sys::NodeTag::T_CustomPath {
+            return None;
+        }
+        let name = CStr::from_ptr((*(*(p as *mut pg_sys::CustomPath)).methods).CustomName);
+        [
+            (crate::exec::scan::NAME, "VecScan"),
+            (crate::exec::agg::NAME, "VecAgg"),
+            (crate::exec::join::NAME, "VecHashJoin"),
+        ]
+        .into_iter()
+        .find(|n| n.0 == name)
+        .map(|n| n.1)
+    }
+}

@@ -14,8 +14,6 @@
 //! set_references turns our target list into references to the child's
 //! columns, which the executor returns in order.
 
-use std::ffi::CStr;
-
 use crate::pgutil::{list_ptrs, SyncPtr};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -23,6 +21,7 @@ use vexec_core::report::{Alternative, Verdict};
 
 use super::cost;
 use super::report;
+use super::vector_node;
 use crate::settings::{self, Mode};
 
 static mut PREV_HOOK: pg_sys::create_upper_paths_hook_type = None;
@@ -56,28 +55,6 @@ unsafe extern "C-unwind" fn create_upper_paths(
         if mode != Mode::Off && stage == pg_sys::UpperRelationKind::UPPERREL_ORDERED {
             consider(root, input_rel, output_rel, mode);
         }
-    }
-}
-
-/// The name of a vexec node a path is (under projections), if any.
-unsafe fn vector_node(path: *mut pg_sys::Path) -> Option<&'static str> {
-    unsafe {
-        let mut p = path;
-        while (*p).type_ == pg_sys::NodeTag::T_ProjectionPath {
-            p = (*(p as *mut pg_sys::ProjectionPath)).subpath;
-        }
-        if (*p).type_ != pg_sys::NodeTag::T_CustomPath {
-            return None;
-        }
-        let name = CStr::from_ptr((*(*(p as *mut pg_sys::CustomPath)).methods).CustomName);
-        [
-            (crate::exec::scan::NAME, "VecScan"),
-            (crate::exec::agg::NAME, "VecAgg"),
-            (crate::exec::join::NAME, "VecHashJoin"),
-        ]
-        .into_iter()
-        .find(|n| n.0 == name)
-        .map(|n| n.1)
     }
 }
 
