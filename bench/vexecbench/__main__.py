@@ -39,6 +39,14 @@ def parse_list(s: str, conv=str) -> list:
     return [conv(x) for x in s.split(",") if x]
 
 
+def positive_int(s: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    n = int(s)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {n}")
+    return n
+
+
 def cluster_from(args) -> Cluster:
     c = Cluster(args.bindir, os.path.join(args.state, "pgdata"), args.port)
     c.ensure_initialized()
@@ -168,7 +176,7 @@ def main(argv=None) -> int:
     run.add_argument("--workers", default="0,2")
     run.add_argument("--no-duckdb", dest="with_duckdb", action="store_false")
     run.add_argument("--hot", type=int, default=3)
-    run.add_argument("--sessions", type=int, default=1,
+    run.add_argument("--sessions", type=positive_int, default=1,
                      help="fresh sessions per query and configuration, in rounds; the best hot run of all counts")
     run.add_argument("--timeout", type=float, default=300.0, help="seconds per query run")
     run.add_argument("--sha", default="unknown")
