@@ -203,7 +203,7 @@ auto: they compete with row paths on cost; force: they win wherever possible.",
         c"In force mode, fail planning when a scan, hash join, aggregate or sort stays a row node (debug: for tests).",
         c"",
         &DEBUG_REQUIRE_VECTOR,
-        GucContext::Userset,
+        GucContext::Suset,
         GucFlags::EXPLAIN,
     );
     GucRegistry::define_bool_guc(

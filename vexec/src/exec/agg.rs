@@ -240,7 +240,14 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
 }
 
 unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut AggState {
-    unsafe { &mut *(*(node as *mut VecAggNode)).state }
+    unsafe {
+        super::check_node(node, &EXEC_METHODS.0, "VecAgg");
+        let state = (*(node as *mut VecAggNode)).state;
+        if state.is_null() {
+            pgrx::error!("vexec internal error: VecAgg used before it began");
+        }
+        &mut *state
+    }
 }
 
 #[pg_guard]
@@ -264,7 +271,7 @@ unsafe extern "C-unwind" fn begin(
         let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
         let child_plan = list_ptrs::<pg_sys::Plan>((*cscan).custom_plans).next().expect("VecAgg has a child");
         let src = ChildInput::init(child_plan, estate, eflags);
-        let child = src.child as *mut pg_sys::CustomScanState;
+        let child = src.child;
         (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), child.cast());
 
         // custom_private: [report id, number of keys, key kind codes...,
@@ -329,10 +336,10 @@ unsafe extern "C-unwind" fn begin(
         let mut items = items;
         let scaled = match split {
             AggSplit::Finalize => vec![],
-            _ => request_scaled_args(child, nkeys, &mut items),
+            _ => request_scaled_args(&src, nkeys, &mut items),
         };
         let grouping = (nkeys > 0).then(|| {
-            let child_tlist = (*(*child).ss.ps.plan).targetlist;
+            let child_tlist = (*(*child).plan).targetlist;
             let ncols = (*child_tlist).length as usize;
             // A column keeps its values in a file if it is a key or the
             // argument of anything but count(x).
@@ -834,11 +841,7 @@ impl AggState {
 /// Ask the child to compute the arguments of numeric sum and avg as scaled
 /// integers, where every aggregate reading that column takes them (numeric
 /// sum/avg, count(x)); keys and FILTERs never do. Returns (column, scale).
-unsafe fn request_scaled_args(
-    child: *mut pg_sys::CustomScanState,
-    nkeys: usize,
-    items: &mut [AggItem],
-) -> Vec<(usize, u16)> {
+unsafe fn request_scaled_args(src: &ChildInput, nkeys: usize, items: &mut [AggItem]) -> Vec<(usize, u16)> {
     let takes = |t: Transition| matches!(t, Transition::SumNumeric | Transition::AvgNumeric);
     let mut scaled = Vec::new();
     for i in 0..items.len() {
@@ -850,9 +853,7 @@ unsafe fn request_scaled_args(
             it.filter != Some(c)
                 && (!it.args.contains(&c) || takes(it.transition) || it.transition == Transition::CountValues)
         });
-        if let Some(scale) =
-            all_take.then(|| unsafe { crate::exec::input::request_scaled(child, c) }).flatten()
-        {
+        if let Some(scale) = all_take.then(|| unsafe { src.request_scaled(c) }).flatten() {
             scaled.push((c, scale));
         }
     }

@@ -318,7 +318,14 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
 }
 
 unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut JoinState {
-    unsafe { &mut *(*(node as *mut VecJoinNode)).state }
+    unsafe {
+        super::check_node(node, &EXEC_METHODS.0, "VecHashJoin");
+        let state = (*(node as *mut VecJoinNode)).state;
+        if state.is_null() {
+            pgrx::error!("vexec internal error: VecHashJoin used before it began");
+        }
+        &mut *state
+    }
 }
 
 #[pg_guard]
@@ -1538,7 +1545,7 @@ unsafe extern "C-unwind" fn explain(
             prop(c"Join Filter", deparse(e.cast()));
         }
         if (*es).verbose {
-            let kind = |s: &Side| if s.src.batches { "batches" } else { "rows" };
+            let kind = |s: &Side| if s.src.batches() { "batches" } else { "rows" };
             prop(c"Inputs", format!("outer {}, inner {}", kind(&st.outer), kind(&st.inner)));
             if let Some(o) = &st.output {
                 let (columns, kernels, evaluated) = o.counts();

@@ -225,7 +225,14 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
 }
 
 unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut ScanState {
-    unsafe { &mut *(*(node as *mut VecScanNode)).state }
+    unsafe {
+        super::check_node(node, &EXEC_METHODS.0, "VecScan");
+        let state = (*(node as *mut VecScanNode)).state;
+        if state.is_null() {
+            pgrx::error!("vexec internal error: VecScan used before it began");
+        }
+        &mut *state
+    }
 }
 
 /// Drops the Rust state when the query's memory context goes away without

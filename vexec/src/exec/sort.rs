@@ -168,7 +168,14 @@ unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut
 }
 
 unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut SortState {
-    unsafe { &mut *(*(node as *mut VecSortNode)).state }
+    unsafe {
+        super::check_node(node, &EXEC_METHODS.0, "VecSort");
+        let state = (*(node as *mut VecSortNode)).state;
+        if state.is_null() {
+            pgrx::error!("vexec internal error: VecSort used before it began");
+        }
+        &mut *state
+    }
 }
 
 #[pg_guard]
@@ -729,7 +736,7 @@ unsafe extern "C-unwind" fn explain(
         if (*es).verbose {
             let native = st.cmps.iter().filter(|c| matches!(c, KeyCmp::Native { .. })).count();
             prop(c"Vector Keys", format!("{native} of {}", st.cmps.len()));
-            prop(c"Input", if st.src.batches { "batches".into() } else { "rows".into() });
+            prop(c"Input", if st.src.batches() { "batches".into() } else { "rows".into() });
         }
         if (*es).analyze && st.sorted {
             int(c"Batches", None, st.stats.batches);

@@ -436,8 +436,9 @@ unsafe fn consider(
         let (orows, irows) = ((*outer).rows, (*inner).rows);
         let rows = (*joinrel).rows;
         let mut quals: pg_sys::QualCost = std::mem::zeroed();
+        // (Pseudoconstant clauses are not ours: see plan_custom_path.)
         let other: Vec<*mut pg_sys::RestrictInfo> = list_ptrs::<pg_sys::RestrictInfo>(restrictlist)
-            .filter(|&r| !keys.iter().any(|k| k.rinfo == r))
+            .filter(|&r| !(*r).pseudoconstant && !keys.iter().any(|k| k.rinfo == r))
             .collect();
         let mut other_list: *mut pg_sys::List = std::ptr::null_mut();
         for &r in &other {
@@ -488,6 +489,11 @@ unsafe fn consider(
         (*cp).custom_paths =
             pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), outer.cast()), inner.cast());
         (*cp).custom_private = private;
+        // The join's clauses, for create_scan_plan: their pseudoconstant ones
+        // (no Vars, no volatility: `WHERE current_setting(...) = 'on'`) become
+        // a gating Result's one-time filter above the join, as over
+        // PostgreSQL's own joins, instead of a filter run per joined row.
+        (*cp).custom_restrictinfo = restrictlist;
         (*cp).methods = &PATH_METHODS.0;
         // The join computes its output expressions itself (PostgreSQL's
         // projection on rows, `exec::project` on batches).
@@ -813,7 +819,9 @@ unsafe extern "C-unwind" fn plan_custom_path(
         let (mut joinquals, mut otherquals): (*mut pg_sys::List, *mut pg_sys::List) =
             (std::ptr::null_mut(), std::ptr::null_mut());
         for rinfo in list_ptrs::<pg_sys::RestrictInfo>(restrictlist) {
-            if hash_rinfos.contains(&rinfo) {
+            // Pseudoconstant clauses gate the join from a Result above it
+            // (custom_restrictinfo); hash clauses are the keys.
+            if (*rinfo).pseudoconstant || hash_rinfos.contains(&rinfo) {
                 continue;
             }
             let clause = align_nullingrels((*rinfo).clause.cast(), &map);
