@@ -37,8 +37,9 @@ class Cluster:
         self.port = port
         self.preload: bool | None = None   # None: not started by us
 
-    def dsn(self, db: str) -> str:
-        return f"host={self.datadir} port={self.port} dbname={db} application_name=vexecbench"
+    def dsn(self, db: str, user: str | None = None) -> str:
+        who = f" user={user}" if user else ""
+        return f"host={self.datadir} port={self.port} dbname={db} application_name=vexecbench{who}"
 
     def _pg_ctl(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         return subprocess.run([os.path.join(self.bindir, "pg_ctl"), "-D", self.datadir, *args],

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import duckdb
 import psycopg
 
-from . import hits, tpch
+from . import hits, tpcds, tpch
 from .cluster import Cluster
 
 # ClickBench's official schema and queries (copied from shared/clickbench).
@@ -23,8 +23,8 @@ CLICKBENCH_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__
 
 @dataclass
 class Dataset:
-    kind: str          # "clickbench" | "tpch" | "scan" | "agg"
-    size: float        # rows for clickbench, scale factor for tpch
+    kind: str          # "clickbench" | "tpch" | "tpcds" | "scan" | "agg"
+    size: float        # rows for clickbench, scale factor for tpch and tpcds
     pk: bool = False   # hits: load with ClickBench's primary key (TPC-H always has its keys)
 
     @property
@@ -36,7 +36,7 @@ class Dataset:
             label = f"{n // 1_000_000}m" if n % 1_000_000 == 0 else str(n)
             base = f"hits_{label}"
         else:
-            return "tpch_sf" + str(self.size).replace(".", "_")
+            return self.kind + "_sf" + str(self.size).replace(".", "_")
         return base + ("_pk" if self.pk else "")
 
     @property
@@ -47,11 +47,12 @@ class Dataset:
             return f"aggregation table, {int(self.size):,} rows"
         if self.kind == "clickbench":
             return f"ClickBench hits-shaped, {int(self.size):,} rows" + (", primary key" if self.pk else "")
-        return f"TPC-H SF {self.size}"
+        return f"{'TPC-DS' if self.kind == 'tpcds' else 'TPC-H'} SF {self.size}"
 
     @property
     def version(self) -> str:
-        gen = {"clickbench": str(hits.GENERATOR_VERSION), "scan": "1", "agg": "1"}.get(self.kind, "dbgen-duckdb-" + duckdb.__version__)
+        gen = {"clickbench": str(hits.GENERATOR_VERSION), "scan": "1", "agg": "1",
+               "tpcds": "dsdgen-duckdb-" + duckdb.__version__}.get(self.kind, "dbgen-duckdb-" + duckdb.__version__)
         keys = self.pk if self.kind == "clickbench" else "keys+fk2"
         return f"{self.kind}:{self.size}:{gen}:pk={keys}"
 
@@ -77,6 +78,9 @@ def ensure_duckdb(state_dir: str, ds: Dataset, seed: int) -> str:
     if ds.kind == "tpch":
         log(f"generating TPC-H SF {ds.size} with DuckDB's dbgen")
         tpch.generate(path, ds.size)
+    elif ds.kind == "tpcds":
+        log(f"generating TPC-DS SF {ds.size} with DuckDB's dsdgen")
+        tpcds.generate(path, ds.size)
     else:
         log(f"generating {int(ds.size):,} hits rows (seed {seed})")
         if os.path.exists(path):
@@ -96,11 +100,15 @@ def ensure_duckdb(state_dir: str, ds: Dataset, seed: int) -> str:
     return path
 
 
-def tables(ds: Dataset) -> list[str]:
+def tables(ds: Dataset, con: duckdb.DuckDBPyConnection) -> list[str]:
+    if ds.kind == "tpcds":
+        return tpcds.tables(con)
     return ["hits"] if ds.kind == "clickbench" else list(tpch.SCHEMA)
 
 
-def _create_sql(ds: Dataset, table: str) -> str:
+def _create_sql(ds: Dataset, table: str, con: duckdb.DuckDBPyConnection) -> str:
+    if ds.kind == "tpcds":
+        return tpcds.create_sql(con, table)
     if ds.kind == "clickbench":
         sql = open(os.path.join(CLICKBENCH_DIR, "create.sql")).read().strip().rstrip(";")
         if ds.pk:
@@ -141,8 +149,8 @@ def ensure_loaded(cluster: Cluster, state_dir: str, ds: Dataset, seed: int) -> N
     con = duckdb.connect(src, read_only=True)
     t_all = time.time()
     with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as pg:
-        for table in tables(ds):
-            pg.execute(_create_sql(ds, table))
+        for table in tables(ds, con):
+            pg.execute(_create_sql(ds, table, con))
             total = con.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
             csv = os.path.join(csv_dir, f"{ds.name}.{table}.csv")
             con.execute(f"COPY {table} TO '{csv}' (FORMAT csv, HEADER false)")

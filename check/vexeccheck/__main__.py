@@ -13,7 +13,8 @@ import time
 from . import legs
 
 LEG_NAMES = ["pg18", "pg19", "diff-pgsuite", "diff-regress", "diff-tpch", "answers-tpch", "answers-clickbench",
-             "sqlsmith", "cancel"]
+             "tpcds", "planner-sweep", "sqlsmith", "cancel"]
+CLUSTER_LEGS = {"diff-tpch", "answers-tpch", "answers-clickbench", "tpcds", "planner-sweep", "sqlsmith", "cancel"}
 
 
 def main(argv=None) -> int:
@@ -39,7 +40,7 @@ def main(argv=None) -> int:
     try:
         for name in wanted:
             t0 = time.time()
-            if name in ("diff-tpch", "answers-tpch", "answers-clickbench", "sqlsmith", "cancel") and cluster is None:
+            if name in CLUSTER_LEGS and cluster is None:
                 cluster = legs.check_cluster(args.state)
             if name == "pg18":
                 res = legs.leg_pg18(args.state, full, expected)
@@ -55,10 +56,15 @@ def main(argv=None) -> int:
                 res = legs.leg_answers(cluster, args.state, "tpch", 1.0 if full else 0.1)
             elif name == "answers-clickbench":
                 res = legs.leg_answers(cluster, args.state, "clickbench", 1_000_000 if full else 100_000)
+            elif name == "tpcds":
+                res = legs.leg_tpcds(cluster, args.state, 1.0 if full else 0.1, expected, 120 if full else 30)
+            elif name == "planner-sweep":
+                res = legs.leg_planner_sweep(cluster, args.state, sweep_corpora(args.state, cluster, full),
+                                             execute=False)
             elif name == "cancel":
                 res = legs.leg_cancel(cluster, args.cancel_iterations)
             else:
-                n = args.smith_queries or (5000 if full else 300)
+                n = args.smith_queries or (50000 if full else 300)
                 res = legs.leg_sqlsmith(cluster, args.state, n, args.smith_seed)
             res.notes.append(f"{time.time() - t0:.0f} s")
             results.append(res)
@@ -73,6 +79,18 @@ def main(argv=None) -> int:
         print(f"{r.leg:<32} {r.queries:>8} {r.passed:>8} {r.failed:>8} {r.skipped:>8}")
     print(f"({time.time() - t_all:.0f} s)")
     return 1 if any(r.failed for r in results) else 0
+
+
+def sweep_corpora(state: str, cluster, full: bool):
+    """The planner sweep's queries: TPC-H's and TPC-DS's, on their data."""
+    from vexecbench import datasets, tpcds, tpch
+    sf = 1.0 if full else 0.1
+    out = []
+    for kind, qs in (("tpch", tpch.queries()), ("tpcds", tpcds.queries())):
+        ds = datasets.Dataset(kind, sf)
+        datasets.ensure_loaded(cluster, state, ds, seed=1)
+        out.append((ds, [(f"Q{n}", q) for n, q in qs]))
+    return out
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import duckdb
 import psycopg
 
-from vexecbench import datasets, tpch
+from vexecbench import datasets, tpcds, tpch
 from vexecbench.cluster import Cluster
 from vexecbench.datasets import Dataset
 
@@ -321,6 +321,166 @@ def leg_answers(cluster: Cluster, state: str, kind: str, size: float, modes=("fo
     return r
 
 
+# --- TPC-DS ----------------------------------------------------------------------
+
+def leg_tpcds(cluster: Cluster, state: str, sf: float, expected: Expected, timeout_s: int) -> LegResult:
+    """TPC-DS's 99 queries (DuckDB's dsdgen data and query text): modes off,
+    auto and force give the same text, row for row (each query run with every
+    output column appended to its ORDER BY, so ties cannot reorder rows), and
+    off's answer equals DuckDB's on the same data (normalised as for TPC-H).
+    A difference from DuckDB that is PostgreSQL's own behaviour is listed as
+    `answers-tpcds Q<n> <reason>`; a query PostgreSQL cannot run or finish
+    as `tpcds Q<n> <reason>`."""
+    r = LegResult(f"tpcds sf{sf}")
+    ds = Dataset("tpcds", sf)
+    datasets.ensure_loaded(cluster, state, ds, seed=1)
+    duck_path = datasets.ensure_duckdb(state, ds, seed=1)
+    dcon = duckdb.connect(duck_path, read_only=True)
+    dcon.execute("SET default_null_order = 'nulls_last_on_asc_first_on_desc'")
+    duck = dict(tpcds.duckdb_queries())
+    with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as conn:
+        conn.execute(f"SET statement_timeout = '{timeout_s}s'")
+        for nr, pg_q in tpcds.queries():
+            name = f"Q{nr}"
+            ordered = compare.has_order_by(pg_q)
+            try:
+                ncols = len(dcon.execute(duck[nr]).description or [])
+            except duckdb.Error as e:
+                r.queries += 1
+                r.fail(f"{name}: DuckDB: {str(e)[:200]}")
+                continue
+            q_pg = compare.tie_broken(pg_q, ncols) if ordered else pg_q
+            results = {}
+            for mode in ("off", "auto", "force"):
+                conn.execute(f"SET vexec.mode = {mode}")
+                results[mode] = compare.pg_text_result(conn, q_pg)
+            conn.execute("RESET vexec.mode")
+            off = results["off"]
+            why = expected.reason("tpcds", name)
+            if off[0] == "error":
+                r.queries += 1
+                if why:
+                    r.skip(f"{name}: {why}")
+                else:
+                    r.fail(f"{name}: PostgreSQL (mode off) fails with SQLSTATE {off[1]}")
+                continue
+            if why:
+                r.queries += 1
+                r.fail(f"{name}: runs now; remove its tpcds entry")
+                continue
+            for mode in ("auto", "force"):
+                r.queries += 1
+                a, b = off, results[mode]
+                if a[0] == "ok" and b[0] == "ok" and not ordered:
+                    a, b = ("ok", sorted(a[1], key=str)), ("ok", sorted(b[1], key=str))
+                if a == b:
+                    r.ok()
+                else:
+                    r.fail(f"{name}: off {str(a)[:150]} vs {mode} {str(b)[:150]}")
+            r.queries += 1
+            try:
+                conn.execute("SET vexec.mode = off")
+                a = compare.pg_rows(conn, q_pg)
+                b = compare.duck_rows(dcon, compare.tie_broken(duck[nr], ncols) if ordered else duck[nr])
+            except (psycopg.Error, duckdb.Error) as e:
+                r.fail(f"{name} answers: {type(e).__name__}: {str(e)[:200]}")
+                continue
+            if compare.limit_without_order(pg_q):
+                diff = None if len(a) == len(b) else f"{len(a)} rows vs {len(b)} rows"
+            else:
+                if not ordered:
+                    a, b = sorted(a, key=compare.sort_key), sorted(b, key=compare.sort_key)
+                diff = compare.rows_equal(a, b)
+            judge_answer(r, expected, "answers-tpcds", name, diff)
+    dcon.close()
+    return r
+
+
+def judge_answer(r: LegResult, expected: Expected, leg: str, name: str, diff: str | None) -> None:
+    why = expected.reason(leg, name)
+    if diff is None:
+        r.ok() if why is None else r.fail(f"{name}: equals DuckDB now; remove its {leg} entry")
+    elif why:
+        r.skip(f"{name} vs DuckDB: {why}")
+    else:
+        r.fail(f"{name} vs DuckDB: {diff[:300]}")
+
+
+# --- the planner sweep -----------------------------------------------------------
+
+# Each line: settings applied together on top of a mode. The sweep plans
+# every query under each, in modes auto and force.
+SWEEP_SETTINGS = [
+    [],
+    ["vexec.min_rows = 0"],
+    ["vexec.enable_scan = off"],
+    ["vexec.enable_agg = off"],
+    ["vexec.enable_hashjoin = off"],
+    ["vexec.enable_sort = off"],
+    ["enable_seqscan = off"],
+    ["enable_hashjoin = off", "enable_hashagg = off"],
+    ["vexec.enable_scan = off", "vexec.min_rows = 0"],
+    ["max_parallel_workers_per_gather = 0", "vexec.min_rows = 0"],
+]
+
+
+def leg_planner_sweep(cluster: Cluster, state: str, corpora: list[tuple[Dataset, list[tuple[str, str]]]],
+                      execute: bool) -> LegResult:
+    """Every query of the corpora planned (and, with `execute`, run) as a
+    plain role in modes auto and force under each of SWEEP_SETTINGS: no
+    crash, no internal error (XX000), no error mode off does not raise."""
+    r = LegResult("planner-sweep" + (" (explain+run)" if execute else " (explain)"))
+    log_path = os.path.join(cluster.datadir, "server.log")
+    log_start = os.path.getsize(log_path) if os.path.exists(log_path) else 0
+    with psycopg.connect(cluster.dsn("postgres"), autocommit=True) as c:
+        if not c.execute("SELECT 1 FROM pg_roles WHERE rolname = 'vexec_sweep'").fetchone():
+            c.execute("CREATE ROLE vexec_sweep LOGIN")
+    for ds, queries in corpora:
+        with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as c:
+            c.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO vexec_sweep")
+        conn = psycopg.connect(cluster.dsn(ds.name, user="vexec_sweep"), autocommit=True)
+        conn.execute("SET statement_timeout = '10s'")
+        for name, q in queries:
+            off = compare.pg_text_result(conn, "EXPLAIN (COSTS OFF) " + q)
+            for mode in ("auto", "force"):
+                for settings in SWEEP_SETTINGS:
+                    r.queries += 1
+                    what = f"{ds.name} {name} {mode} [{', '.join(settings) or 'defaults'}]"
+                    try:
+                        conn.execute("BEGIN")
+                        conn.execute(f"SET LOCAL vexec.mode = {mode}")
+                        for s in settings:
+                            conn.execute(f"SET LOCAL {s}")
+                        res = compare.pg_text_result(conn, "EXPLAIN (COSTS OFF, VEXEC) " + q)
+                        if execute and res[0] == "ok":
+                            ran = compare.pg_text_result(conn, q)
+                            if ran[0] == "error" and ran[1] not in ("57014",):
+                                res = ran
+                        conn.execute("ROLLBACK")
+                    except psycopg.OperationalError as e:
+                        r.fail(f"{what}: connection lost ({e})")
+                        conn = psycopg.connect(cluster.dsn(ds.name, user="vexec_sweep"), autocommit=True)
+                        conn.execute("SET statement_timeout = '10s'")
+                        continue
+                    if res[0] == "ok":
+                        r.ok()
+                    elif res[1] == "XX000":
+                        r.fail(f"{what}: internal error")
+                    elif off[0] == "error" and off[1] == res[1]:
+                        r.ok()  # PostgreSQL's own error (a query it cannot run)
+                    elif res[1] == "57014":
+                        r.skip(f"{what}: timeout")
+                    else:
+                        r.fail(f"{what}: SQLSTATE {res[1]}, mode off: {off}")
+        conn.close()
+    with open(log_path, errors="replace") as f:
+        f.seek(log_start)
+        crashes = [l.strip() for l in f if "terminated by signal" in l]
+    for c in crashes:
+        r.fail(f"backend crash: {c}")
+    return r
+
+
 # --- sqlsmith --------------------------------------------------------------------
 
 SMITH_TABLE = """
@@ -337,19 +497,30 @@ SELECT g AS id,
        CASE WHEN g % 8 = 0 THEN NULL ELSE (date '2000-01-01' + g % 4000) END AS d,
        CASE WHEN g % 10 = 0 THEN NULL ELSE timestamp '2001-02-03 04:05:06' + g * interval '1 hour' END AS ts,
        CASE WHEN g % 3 = 0 THEN NULL ELSE g % 2 = 0 END AS b
-FROM generate_series(1, 5000) g
+FROM generate_series(1, 5000) g;
+CREATE TABLE IF NOT EXISTS smith_text AS
+SELECT g AS id, g % 40 AS k,
+       CASE WHEN g % 9 = 0 THEN NULL ELSE (g % 30)::text END::char(6) AS c6,
+       CASE WHEN g % 8 = 0 THEN NULL ELSE 'v' || (g % 70) END::varchar(12) AS vc,
+       CASE WHEN g % 7 = 0 THEN NULL WHEN g % 29 = 0 THEN '' ELSE 'Text é ' || (g % 55) END AS tx,
+       CASE WHEN g % 6 = 0 THEN NULL ELSE (g * 1.0001)::numeric(20,4) END AS n20,
+       CASE WHEN g % 5 = 0 THEN NULL WHEN g % 97 = 0 THEN 'NaN'::numeric ELSE g / 3.0 END AS nu,
+       CASE WHEN g % 11 = 0 THEN NULL ELSE (g % 1000)::numeric(5,1) END AS n5,
+       CASE WHEN g % 12 = 0 THEN NULL ELSE date '1999-12-25' + g % 900 END AS d
+FROM generate_series(1, 4000) g
 """
 
 
 def leg_sqlsmith(cluster: Cluster, state: str, queries: int, seed: int) -> LegResult:
-    """sqlsmith's random queries in mode force: no crash, no internal error
-    that off does not raise, the same answer as off."""
+    """sqlsmith's random queries in modes force and auto: no crash, no
+    internal error that off does not raise, the same answer as off."""
     r = LegResult(f"sqlsmith {queries}q seed {seed}")
     ds = Dataset("tpch", 0.01)
     datasets.ensure_loaded(cluster, state, ds, seed=1)
     with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as c:
         c.execute(SMITH_TABLE)
         c.execute("ANALYZE smith_types")
+        c.execute("ANALYZE smith_text")
     log_path = os.path.join(cluster.datadir, "server.log")
     log_start = os.path.getsize(log_path) if os.path.exists(log_path) else 0
     target = f"host={cluster.datadir} port={cluster.port} dbname={ds.name}"
@@ -368,7 +539,7 @@ def leg_sqlsmith(cluster: Cluster, state: str, queries: int, seed: int) -> LegRe
         r.queries += 1
         try:
             got = {}
-            for mode in ("force", "off", "off"):
+            for mode in ("force", "auto", "off", "off"):
                 # sqlsmith also writes (INSERT, UPDATE, DELETE, MERGE): every
                 # run is rolled back, so all three see the same data.
                 conn.execute("BEGIN")
@@ -380,38 +551,18 @@ def leg_sqlsmith(cluster: Cluster, state: str, queries: int, seed: int) -> LegRe
             conn = psycopg.connect(cluster.dsn(ds.name), autocommit=True)
             conn.execute("SET statement_timeout = '2s'")
             continue
-        force, off1, off2 = got["force"][0], got["off"][0], got["off"][1]
+        off1, off2 = got["off"][0], got["off"][1]
         if m := NONDETERMINISTIC.search(q):
             r.skip(f"query {i}: nondeterministic by construction ({m.group(0)})")
             continue
-        if "57014" in (force[1], off1[1], off2[1]):
-            r.skip(f"query {i}: timeout")
-            continue
-        if force[0] == "error" and force[1] == "XX000" and off1[1] != "XX000":
-            r.fail(f"query {i}: internal error (XX000) in force only; saved in {save(state, i, q)}")
-            continue
-        if force[0] != off1[0] or (force[0] == "error" and force[1] != off1[1]):
-            if off1 != off2:
-                r.skip(f"query {i}: off is not deterministic")
+        for mode in ("force", "auto"):
+            verdict = _smith_verdict(got[mode][0], off1, off2, mode, q)
+            if verdict is None:
+                r.ok()
+            elif verdict.startswith("skip "):
+                r.skip(f"query {i}: {verdict[5:]}")
             else:
-                r.fail(f"query {i}: force {str(force)[:120]} vs off {str(off1)[:120]}; saved in {save(state, i, q)}")
-            continue
-        if force[0] == "error":
-            r.ok()
-            continue
-        # Equal results, as multisets; with LIMIT only the row count is fixed.
-        limited = bool(re.search(r"\blimit\b", q, re.I))
-        a, b, b2 = (x[1] for x in (force, off1, off2))
-        if limited:
-            a, b, b2 = len(a), len(b), len(b2)
-        else:
-            a, b, b2 = sorted(a, key=str), sorted(b, key=str), sorted(b2, key=str)
-        if b != b2:
-            r.skip(f"query {i}: off is not deterministic")
-        elif a != b:
-            r.fail(f"query {i}: different answer in force; saved in {save(state, i, q)}")
-        else:
-            r.ok()
+                r.fail(f"query {i}: {verdict}; saved in {save(state, i, q)}")
     conn.close()
     with open(log_path, errors="replace") as f:
         f.seek(log_start)
@@ -419,6 +570,32 @@ def leg_sqlsmith(cluster: Cluster, state: str, queries: int, seed: int) -> LegRe
     for c in crashes:
         r.fail(f"backend crash: {c}")
     return r
+
+
+def _smith_verdict(res, off1, off2, mode: str, q: str) -> str | None:
+    """None when `res` (mode `mode`) agrees with mode off's two runs."""
+    if "57014" in (res[1], off1[1], off2[1]):
+        return "skip timeout"
+    if res[0] == "error" and res[1] == "XX000" and off1[1] != "XX000":
+        return f"internal error (XX000) in {mode} only"
+    if res[0] != off1[0] or (res[0] == "error" and res[1] != off1[1]):
+        if off1 != off2:
+            return "skip off is not deterministic"
+        return f"{mode} {str(res)[:120]} vs off {str(off1)[:120]}"
+    if res[0] == "error":
+        return None
+    # Equal results, as multisets; with LIMIT only the row count is fixed.
+    limited = bool(re.search(r"\blimit\b", q, re.I))
+    a, b, b2 = res[1], off1[1], off2[1]
+    if limited:
+        a, b, b2 = len(a), len(b), len(b2)
+    else:
+        a, b, b2 = sorted(a, key=str), sorted(b, key=str), sorted(b2, key=str)
+    if b != b2:
+        return "skip off is not deterministic"
+    if a != b:
+        return f"different answer in {mode}"
+    return None
 
 
 # Queries whose answer may change from one execution to the next.
