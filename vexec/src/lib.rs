@@ -1,6 +1,6 @@
 //! vexec: a vectorized executor inside PostgreSQL's own planner.
 //!
-//! Layout (see shared/DESIGN.md): `plan/` decides, costs and reports what is
+//! Layout (see docs/architecture.md and docs/design.md): `plan/` decides, costs and reports what is
 //! vectorized; `exec/` holds the CustomScan executors; `expr/` compiles
 //! PostgreSQL expressions to kernels; `source/` produces batches; `shim`
 //! binds the C loops of csrc/. Batches and kernels (pure computation) live
