@@ -40,10 +40,7 @@ pub extern "C-unwind" fn _PG_init() {
     plan::agg::install_hook();
     plan::sort::install_hook();
     plan::join::install_hook();
-    exec::scan::register();
-    exec::agg::register();
-    exec::sort::register();
-    exec::join::register();
+    exec::register();
 }
 
 /// The version of the vexec library that is loaded (not necessarily that of

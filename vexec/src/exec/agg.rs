@@ -24,15 +24,32 @@
 //! aggregated in turn the same way (spilling again, on other hash bits, if
 //! it is still too large). A group's rows always arrive in input order.
 //!
+//! States (`Stage`):
+//!
+//! ```text
+//!   begin, rescan                                   spill files left:
+//!        |                                          aggregate the next one
+//!        v                                               +------+
+//!   +-----------+  first row or batch asked:   +-----------+    |
+//!   | Consuming |----------------------------->| Returning |<---+
+//!   +-----------+  read the whole input,       +-----------+
+//!                  spilling past hash_mem            |  no group and no file left
+//!                                                    |  (a plain aggregate: its
+//!                                                    v   one group returned)
+//!                                              +-----------+
+//!                                              |   Done    |
+//!                                              +-----------+
+//! ```
+//!
 //! Memory and resources: the Rust state is owned by the node and dropped by
 //! EndCustomScan, or by a reset callback on the query's memory context when
 //! the query ends with an ERROR or a cancel. Detoasted argument values go to
 //! the node's per-tuple memory, reset per batch. Interrupts are checked per
 //! batch here and in the child.
 
-use std::ffi::c_void;
 use std::ptr;
 
+use crate::exec::node::{self, BatchOps, BatchSource, NodeMethods, VecNode, VectorBatch};
 use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -46,7 +63,6 @@ use vexec_core::spill::partition_of;
 use crate::exec::fmgr_agg::FmgrAgg;
 use crate::exec::host_keys::{self, HostKeys};
 use crate::exec::input::ChildInput;
-use crate::exec::scan::VectorBatch;
 use crate::exec::spill::{fixed_lengths, SpillFile};
 use crate::expr::compile::phys_of;
 use crate::pgutil::list_ptrs;
@@ -147,15 +163,20 @@ pub struct AggState {
     /// For a vector parent: how output columns are made, and their physical
     /// types (None for a Partial, see `batch_columns`).
     batch_out: Option<(BatchShape, Vec<PhysType>)>,
-    consumed: bool,
-    emitted: bool,
+    stage: Stage,
     stats: Stats,
 }
 
-#[repr(C)]
-struct VecAggNode {
-    css: pg_sys::CustomScanState,
-    state: *mut AggState,
+/// Where the node is; the module comment draws the transitions.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// The input has not been read yet.
+    Consuming,
+    /// The input is aggregated: groups are being returned (and spilled
+    /// partitions aggregated in turn).
+    Returning,
+    /// Every group has been returned.
+    Done,
 }
 
 /// Which part of an aggregation a VecAgg node does. PostgreSQL's parallel
@@ -181,38 +202,14 @@ impl AggSplit {
     }
 }
 
-static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(pg_sys::CustomScanMethods {
-    CustomName: NAME.as_ptr(),
-    CreateCustomScanState: Some(create_state),
-});
-
+static METHODS: NodeMethods = NodeMethods::new::<AggState>(NAME, false, Some(BatchOps::of::<AggState>()));
+static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(node::scan_methods::<AggState>(NAME));
 // Names of their own, so EXPLAIN can call them "Partial Vec Aggregate" and
 // "Finalize Vec Aggregate" as it calls PostgreSQL's nodes.
-static PARTIAL_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(pg_sys::CustomScanMethods {
-    CustomName: c"VecAggPartial".as_ptr(),
-    CreateCustomScanState: Some(create_state),
-});
-
-static FINALIZE_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(pg_sys::CustomScanMethods {
-    CustomName: c"VecAggFinalize".as_ptr(),
-    CreateCustomScanState: Some(create_state),
-});
-
-static EXEC_METHODS: SyncPtr<pg_sys::CustomExecMethods> = SyncPtr(pg_sys::CustomExecMethods {
-    CustomName: NAME.as_ptr(),
-    BeginCustomScan: Some(begin),
-    ExecCustomScan: Some(exec),
-    EndCustomScan: Some(end),
-    ReScanCustomScan: Some(rescan),
-    MarkPosCustomScan: None,
-    RestrPosCustomScan: None,
-    EstimateDSMCustomScan: None,
-    InitializeDSMCustomScan: None,
-    ReInitializeDSMCustomScan: None,
-    InitializeWorkerCustomScan: None,
-    ShutdownCustomScan: None,
-    ExplainCustomScan: Some(explain),
-});
+static PARTIAL_METHODS: SyncPtr<pg_sys::CustomScanMethods> =
+    SyncPtr(node::scan_methods::<AggState>(c"VecAggPartial"));
+static FINALIZE_METHODS: SyncPtr<pg_sys::CustomScanMethods> =
+    SyncPtr(node::scan_methods::<AggState>(c"VecAggFinalize"));
 
 pub fn scan_methods(split: AggSplit) -> *const pg_sys::CustomScanMethods {
     match split {
@@ -222,51 +219,77 @@ pub fn scan_methods(split: AggSplit) -> *const pg_sys::CustomScanMethods {
     }
 }
 
-pub fn register() {
-    for split in [AggSplit::Serial, AggSplit::Partial, AggSplit::Finalize] {
-        unsafe { pg_sys::RegisterCustomScanMethods(scan_methods(split)) };
+/// What `exec::register` registers of VecAgg.
+pub fn methods() -> ([&'static SyncPtr<pg_sys::CustomScanMethods>; 3], &'static NodeMethods) {
+    ([&SCAN_METHODS, &PARTIAL_METHODS, &FINALIZE_METHODS], &METHODS)
+}
+
+impl VecNode for AggState {
+    const WHAT: &'static str = "VecAgg";
+
+    fn methods() -> &'static NodeMethods {
+        &METHODS
+    }
+
+    unsafe fn begin(
+        node: *mut pg_sys::CustomScanState,
+        estate: *mut pg_sys::EState,
+        eflags: i32,
+    ) -> Box<Self> {
+        unsafe { begin(node, estate, eflags) }
+    }
+
+    unsafe fn exec(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        unsafe { exec(node) }
+    }
+
+    unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        unsafe {
+            self.close_files();
+            self.fmgr.iter_mut().flatten().for_each(FmgrAgg::shut_down);
+            pg_sys::ExecEndNode(self.src.child);
+        }
+    }
+
+    unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
+        unsafe { rescan(node) }
+    }
+
+    unsafe fn explain(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    ) {
+        unsafe { explain(node, ancestors, es) }
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
-    unsafe {
-        let node = pg_sys::palloc0(std::mem::size_of::<VecAggNode>()) as *mut VecAggNode;
-        (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
-        (*node).css.flags = (*cscan).flags;
-        (*node).css.methods = &EXEC_METHODS.0;
-        node as *mut pg_sys::Node
+impl BatchSource for AggState {
+    /// A Partial VecAgg's output is partial states: it gives rows only.
+    unsafe fn gives_batches(&self, node: *mut pg_sys::CustomScanState) -> bool {
+        unsafe { batch_columns((*node).ss.ps.plan as *const pg_sys::CustomScan).is_some() }
+    }
+
+    /// Up to a batch of groups, their keys and results as columns, or None
+    /// at the end. By-reference values stay valid until the next batch is
+    /// requested. A batch ends where a spilled partition ends: the next
+    /// partition restarts the aggregates whose results it points into.
+    unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+        // (The inherent method.)
+        unsafe { AggState::next_batch(self, node) }
     }
 }
 
 unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut AggState {
-    unsafe {
-        super::check_node(node, &EXEC_METHODS.0, "VecAgg");
-        let state = (*(node as *mut VecAggNode)).state;
-        if state.is_null() {
-            pgrx::error!("vexec internal error: VecAgg used before it began");
-        }
-        &mut *state
-    }
+    unsafe { node::state::<AggState>(node) }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn drop_state(arg: *mut c_void) {
-    unsafe {
-        let node = arg as *mut VecAggNode;
-        if !(*node).state.is_null() {
-            drop(Box::from_raw((*node).state));
-            (*node).state = ptr::null_mut();
-        }
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn begin(
+unsafe fn begin(
     node: *mut pg_sys::CustomScanState,
     estate: *mut pg_sys::EState,
     eflags: i32,
-) {
+) -> Box<AggState> {
     unsafe {
         let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
         let child_plan = list_ptrs::<pg_sys::Plan>((*cscan).custom_plans).next().expect("VecAgg has a child");
@@ -423,13 +446,10 @@ unsafe extern "C-unwind" fn begin(
                     .collect();
                 (shape, types)
             }),
-            consumed: false,
-            emitted: false,
+            stage: Stage::Consuming,
             stats: Stats::default(),
         });
-        let vnode = node as *mut VecAggNode;
-        (*vnode).state = Box::into_raw(st);
-        crate::pgutil::on_context_reset((*estate).es_query_cxt, drop_state, vnode.cast());
+        st
     }
 }
 
@@ -783,7 +803,7 @@ impl AggState {
 
     /// The current input is consumed: its spill files wait their turn.
     unsafe fn input_done(&mut self) {
-        self.consumed = true;
+        self.stage = Stage::Returning;
         // DISTINCT aggregates through fmgr take their rows now, sorted.
         for f in self.fmgr.iter_mut().flatten() {
             unsafe { f.finish_distinct() };
@@ -1031,7 +1051,7 @@ impl AggState {
         loop {
             match &mut self.grouping {
                 None => {
-                    self.emitted = true;
+                    self.stage = Stage::Done;
                     return Some(0);
                 }
                 Some(g) if g.next < g.table.len() => {
@@ -1041,7 +1061,7 @@ impl AggState {
                 Some(_) if !next_partition => return None,
                 Some(_) => {
                     if !unsafe { self.next_partition() } {
-                        self.emitted = true;
+                        self.stage = Stage::Done;
                         return None;
                     }
                 }
@@ -1115,38 +1135,15 @@ pub unsafe fn batch_columns(plan: *const pg_sys::CustomScan) -> Option<BatchShap
     }
 }
 
-/// The batch interface of VecAgg for vector parents (VecSort, VecHashJoin):
-/// up to a batch of groups, their keys and results as columns, or None at
-/// the end. By-reference values stay valid until the next batch is
-/// requested. A batch ends where a spilled partition ends: the next
-/// partition restarts the aggregates whose results it points into.
-///
-/// # Safety
-/// `node` is a VecAgg node that has begun, whose plan `batch_columns` accepts.
-pub unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
-    unsafe {
-        let instr = (*node).ss.ps.instrument;
-        if !instr.is_null() {
-            pg_sys::InstrStartNode(instr);
-        }
-        let st = state(node);
-        let batch = st.next_batch(node);
-        if !instr.is_null() {
-            pg_sys::InstrStopNode(instr, batch.as_ref().map_or(0.0, |b| b.rows.len() as f64));
-        }
-        batch
-    }
-}
-
 impl AggState {
     /// Up to a batch of output rows of node `node` (this state's): groups
     /// that pass HAVING, their output columns.
     unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
         unsafe {
-            if self.emitted {
+            if self.stage == Stage::Done {
                 return None;
             }
-            if !self.consumed {
+            if self.stage == Stage::Consuming {
                 self.consume();
             }
             // (A clone of a few integers: the loop below needs `self` mutably.)
@@ -1219,15 +1216,14 @@ impl AggState {
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
     unsafe {
         let st = state(node);
         let result = (*node).ss.ps.ps_ResultTupleSlot;
-        if st.emitted {
+        if st.stage == Stage::Done {
             return pg_sys::ExecClearTuple(result);
         }
-        if !st.consumed {
+        if st.stage == Stage::Consuming {
             st.consume();
         }
         let econtext = st.econtext;
@@ -1266,23 +1262,7 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
-    unsafe {
-        let vnode = node as *mut VecAggNode;
-        if !(*vnode).state.is_null() {
-            let mut st = Box::from_raw((*vnode).state);
-            (*vnode).state = ptr::null_mut();
-            st.close_files();
-            st.fmgr.iter_mut().flatten().for_each(FmgrAgg::shut_down);
-            pg_sys::ExecEndNode(st.src.child);
-            drop(st);
-        }
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
+unsafe fn rescan(node: *mut pg_sys::CustomScanState) {
     unsafe {
         let st = state(node);
         // The child is driven through its batch interface, not ExecProcNode,
@@ -1307,13 +1287,11 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
         if let Some(g) = &mut st.grouping {
             g.restart(0);
         }
-        st.consumed = false;
-        st.emitted = false;
+        st.stage = Stage::Consuming;
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn explain(
+unsafe fn explain(
     node: *mut pg_sys::CustomScanState,
     ancestors: *mut pg_sys::List,
     es: *mut pg_sys::ExplainState,

@@ -10,60 +10,14 @@ use crate::pgutil::list_ptrs;
 use pgrx::pg_sys;
 use vexec_core::batch::{Column, PhysType, RowIdx, Values, BATCH_CAPACITY};
 
-use crate::exec::agg::{self, AggSplit};
-use crate::exec::join;
-use crate::exec::scan;
+use crate::exec::node::{self, BatchOps};
 use crate::shim::{self, guarded};
-
-/// Which vector node a child is, decided once from its plan node's tag and
-/// CustomScan methods (`VectorKind::of`). The batch interface and
-/// `request_scaled` are reached only through this, so a parent can never
-/// take a row child (a Seq Scan, a gating Result, another extension's custom
-/// scan) for one of ours and cast its state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VectorKind {
-    Scan,
-    Join,
-    /// A Serial or Finalize VecAgg whose output is its keys and results.
-    Agg,
-}
-
-impl VectorKind {
-    /// The kind of `plan` if it is a vexec node with a batch interface.
-    ///
-    /// # Safety
-    /// `plan` is a valid plan node.
-    pub unsafe fn of(plan: *const pg_sys::Plan) -> Option<VectorKind> {
-        unsafe {
-            // The tag first: only a CustomScan has `methods`.
-            if (*plan).type_ != pg_sys::NodeTag::T_CustomScan {
-                return None;
-            }
-            let methods = (*(plan as *const pg_sys::CustomScan)).methods;
-            if methods == scan::scan_methods() {
-                Some(VectorKind::Scan)
-            } else if methods == join::scan_methods() {
-                Some(VectorKind::Join)
-            } else if is_agg(methods) && agg::batch_columns(plan as *const pg_sys::CustomScan).is_some() {
-                Some(VectorKind::Agg)
-            } else {
-                None
-            }
-        }
-    }
-}
-
-fn is_agg(methods: *const pg_sys::CustomScanMethods) -> bool {
-    [AggSplit::Serial, AggSplit::Partial, AggSplit::Finalize]
-        .into_iter()
-        .any(|s| methods == agg::scan_methods(s))
-}
 
 pub struct ChildInput {
     pub child: *mut pg_sys::PlanState,
-    /// The child's batch interface, if it is a vector node (read through
-    /// its slots otherwise).
-    pub kind: Option<VectorKind>,
+    /// The child's batch interface, if it is a vexec node that gives
+    /// batches (`node::batch_source`); read through its slots otherwise.
+    batches: Option<&'static BatchOps>,
     /// Per column of the child's output: its physical type, and the typlen
     /// of a by-reference type.
     pub types: Vec<PhysType>,
@@ -81,7 +35,7 @@ impl ChildInput {
     pub unsafe fn init(plan: *mut pg_sys::Plan, estate: *mut pg_sys::EState, eflags: i32) -> ChildInput {
         unsafe {
             let child = pg_sys::ExecInitNode(plan, estate, eflags);
-            let kind = VectorKind::of(plan);
+            let batches = node::batch_source(child);
             let mut types = Vec::new();
             let mut by_ref = Vec::new();
             for te in list_ptrs::<pg_sys::TargetEntry>((*plan).targetlist) {
@@ -91,7 +45,7 @@ impl ChildInput {
                 types.push(crate::expr::compile::phys_of(t).0);
                 by_ref.push((!byval).then_some(len));
             }
-            ChildInput { child, kind, types, by_ref, done: Cell::new(false) }
+            ChildInput { child, batches, types, by_ref, done: Cell::new(false) }
         }
     }
 
@@ -107,13 +61,8 @@ impl ChildInput {
             if self.done.get() {
                 return None;
             }
-            if let Some(kind) = self.kind {
-                let node = self.child as *mut pg_sys::CustomScanState;
-                let b = match kind {
-                    VectorKind::Scan => scan::next_vector_batch(node),
-                    VectorKind::Join => join::next_vector_batch(node),
-                    VectorKind::Agg => agg::next_vector_batch(node),
-                };
+            if let Some(ops) = self.batches {
+                let b = ops.next_batch(self.child);
                 if b.is_none() {
                     self.done.set(true);
                 }
@@ -151,23 +100,18 @@ impl ChildInput {
 
     /// Whether the child is read through its batch interface.
     pub fn batches(&self) -> bool {
-        self.kind.is_some()
+        self.batches.is_some()
     }
 
     /// Ask the child to compute numeric target `target` as scaled integers
-    /// (see `scan::request_scaled`); None (nothing changed) for a row child
-    /// or an aggregate, whose numeric results are numerics.
+    /// (`BatchSource::request_scaled`); None (nothing changed) for a row
+    /// child, which is never asked.
     ///
     /// # Safety
     /// The child has begun and has not returned a batch yet.
     pub unsafe fn request_scaled(&self, target: usize) -> Option<u16> {
-        let node = self.child as *mut pg_sys::CustomScanState;
-        match self.kind? {
-            // SAFETY: `kind` says which node the child is.
-            VectorKind::Scan => unsafe { scan::request_scaled(node, target) },
-            VectorKind::Join => unsafe { join::request_scaled(node, target) },
-            VectorKind::Agg => None,
-        }
+        // SAFETY: `batches` was found for this child.
+        unsafe { self.batches?.request_scaled(self.child, target) }
     }
 
     /// The child was rescanned: it may be read again.

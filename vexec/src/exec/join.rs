@@ -22,6 +22,34 @@
 //! whose inner side is empty is skipped where no outer row could be
 //! returned from it.
 //!
+//! States (`Phase`), for one table at a time:
+//!
+//! ```text
+//!              begin / rescan with a changed inner side
+//!                             |
+//!                             v
+//!                        +---------+  inner side past hash_mem:
+//!                        |  Build  |  partition both sides to files
+//!                        +---------+------------------------------+
+//!   inner empty and no        |  table in memory                  |
+//!   outer row kept alone      v                                   v
+//!        +----------------+---------+  outer side   +-----------------------+
+//!        |                |  Probe  |-------------->|     NextPartition     |<--+
+//!        |                +---------+  ends (inner  +-----------------------+   |
+//!        |                     |       rows need    | next file pair: load  |   |
+//!        |    outer side ends, |       no return)   | its inner side, Probe |   |
+//!        |    right/full join  v                    | none left: Done       |   |
+//!        |            +-----------------+           +-----------------------+   |
+//!        |            | Unmatched(from) |---- inner rows all returned ----------+
+//!        v            +-----------------+
+//!   +--------+
+//!   |  Done  |  <- NextPartition with no pair left
+//!   +--------+
+//! ```
+//!
+//! A rescan whose inner side did not change (and is in memory) keeps the
+//! table, clears its match flags and goes back to Probe.
+//!
 //! Rust state is dropped by EndCustomScan or by a reset callback on the
 //! query's memory context (ERROR, cancel); temporary files belong to the
 //! resource owner. Interrupts are checked per batch.
@@ -30,6 +58,7 @@ use std::borrow::Cow;
 use std::ffi::c_void;
 use std::ptr;
 
+use crate::exec::node::{self, BatchOps, BatchSource, NodeMethods, VecNode, VectorBatch};
 use crate::pgutil::{list_ptrs, SyncPtr};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -40,7 +69,6 @@ use vexec_core::spill::{partition_of, SpilledBatch};
 use crate::exec::host_keys::{self, HostKeys};
 use crate::exec::input::{rows_context, ChildInput};
 use crate::exec::project::Projection;
-use crate::exec::scan::VectorBatch;
 use crate::exec::spill::{fixed_lengths, SpillFile};
 use crate::shim::{self, guarded};
 
@@ -193,12 +221,17 @@ struct Partition {
     level: u32,
 }
 
+/// Where the join is; the module comment draws the transitions.
 enum Phase {
+    /// Reading the inner side into the table (or its partition files).
     Build,
+    /// Joining outer batches (from the child or a partition file) to the table.
     Probe,
     /// Returning unmatched inner rows (right/full), from this row id.
     Unmatched(u32),
+    /// Loading the next pair of partition files, if any.
     NextPartition,
+    /// No more rows.
     Done,
 }
 
@@ -271,72 +304,114 @@ pub struct SharedBuild {
     segment: pg_sys::dsm_handle,
 }
 
-#[repr(C)]
-struct VecJoinNode {
-    css: pg_sys::CustomScanState,
-    state: *mut JoinState,
-}
-
-static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(pg_sys::CustomScanMethods {
-    CustomName: NAME.as_ptr(),
-    CreateCustomScanState: Some(create_state),
-});
-
-static EXEC_METHODS: SyncPtr<pg_sys::CustomExecMethods> = SyncPtr(pg_sys::CustomExecMethods {
-    CustomName: NAME.as_ptr(),
-    BeginCustomScan: Some(begin),
-    ExecCustomScan: Some(exec),
-    EndCustomScan: Some(end),
-    ReScanCustomScan: Some(rescan),
-    MarkPosCustomScan: None,
-    RestrPosCustomScan: None,
-    EstimateDSMCustomScan: Some(estimate_dsm),
-    InitializeDSMCustomScan: Some(initialize_dsm),
-    ReInitializeDSMCustomScan: Some(reinitialize_dsm),
-    InitializeWorkerCustomScan: Some(initialize_worker),
-    ShutdownCustomScan: None,
-    ExplainCustomScan: Some(explain),
-});
+static METHODS: NodeMethods = NodeMethods::new::<JoinState>(NAME, true, Some(BatchOps::of::<JoinState>()));
+static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(node::scan_methods::<JoinState>(NAME));
 
 pub fn scan_methods() -> *const pg_sys::CustomScanMethods {
     &SCAN_METHODS.0
 }
 
-pub fn register() {
-    unsafe { pg_sys::RegisterCustomScanMethods(scan_methods()) };
+/// What `exec::register` registers of VecHashJoin.
+pub fn methods() -> (&'static SyncPtr<pg_sys::CustomScanMethods>, &'static NodeMethods) {
+    (&SCAN_METHODS, &METHODS)
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
-    unsafe {
-        let node = pg_sys::palloc0(std::mem::size_of::<VecJoinNode>()) as *mut VecJoinNode;
-        (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
-        (*node).css.flags = (*cscan).flags;
-        (*node).css.methods = &EXEC_METHODS.0;
-        node as *mut pg_sys::Node
+impl VecNode for JoinState {
+    const WHAT: &'static str = "VecHashJoin";
+
+    fn methods() -> &'static NodeMethods {
+        &METHODS
+    }
+
+    unsafe fn begin(
+        node: *mut pg_sys::CustomScanState,
+        estate: *mut pg_sys::EState,
+        eflags: i32,
+    ) -> Box<Self> {
+        unsafe { begin(node, estate, eflags) }
+    }
+
+    unsafe fn exec(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        unsafe { exec(node) }
+    }
+
+    unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        unsafe {
+            self.close_files();
+            pg_sys::ExecEndNode(self.outer.src.child);
+            pg_sys::ExecEndNode(self.inner.src.child);
+        }
+    }
+
+    unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
+        unsafe { rescan(node) }
+    }
+
+    unsafe fn explain(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    ) {
+        unsafe { explain(node, ancestors, es) }
+    }
+
+    unsafe fn estimate_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        pcxt: *mut pg_sys::ParallelContext,
+    ) -> pg_sys::Size {
+        unsafe { estimate_dsm(node, pcxt) }
+    }
+
+    unsafe fn initialize_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        pcxt: *mut pg_sys::ParallelContext,
+        coordinate: *mut c_void,
+    ) {
+        unsafe { initialize_dsm(node, pcxt, coordinate) }
+    }
+
+    unsafe fn reinitialize_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        pcxt: *mut pg_sys::ParallelContext,
+        coordinate: *mut c_void,
+    ) {
+        unsafe { reinitialize_dsm(node, pcxt, coordinate) }
+    }
+
+    unsafe fn initialize_worker(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        toc: *mut pg_sys::shm_toc,
+        coordinate: *mut c_void,
+    ) {
+        unsafe { initialize_worker(node, toc, coordinate) }
+    }
+}
+
+impl BatchSource for JoinState {
+    /// The next batch of joined rows, None at the end. By-reference values
+    /// stay valid until the next call.
+    unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+        // (The inherent method: the join's batch output.)
+        unsafe { JoinState::next_batch(self, node) }
+    }
+
+    /// Target `target` as scaled integers for a parent that aggregates
+    /// numerics (see `exec::project`); the node returns batches only after.
+    unsafe fn request_scaled(&mut self, node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
+        unsafe {
+            let tlist = (*(*node).ss.ps.plan).targetlist;
+            self.output(node).request_scaled(tlist, target)
+        }
     }
 }
 
 unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut JoinState {
-    unsafe {
-        super::check_node(node, &EXEC_METHODS.0, "VecHashJoin");
-        let state = (*(node as *mut VecJoinNode)).state;
-        if state.is_null() {
-            pgrx::error!("vexec internal error: VecHashJoin used before it began");
-        }
-        &mut *state
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn drop_state(arg: *mut c_void) {
-    unsafe {
-        let node = arg as *mut VecJoinNode;
-        if !(*node).state.is_null() {
-            drop(Box::from_raw((*node).state));
-            (*node).state = ptr::null_mut();
-        }
-    }
+    unsafe { node::state::<JoinState>(node) }
 }
 
 unsafe fn side(
@@ -371,12 +446,11 @@ impl Side {
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn begin(
+unsafe fn begin(
     node: *mut pg_sys::CustomScanState,
     estate: *mut pg_sys::EState,
     eflags: i32,
-) {
+) -> Box<JoinState> {
     unsafe {
         let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
         let plans: Vec<*mut pg_sys::Plan> = list_ptrs((*cscan).custom_plans).collect();
@@ -467,9 +541,7 @@ unsafe extern "C-unwind" fn begin(
             shares_build,
             shared: ptr::null_mut(),
         });
-        let vnode = node as *mut VecJoinNode;
-        (*vnode).state = Box::into_raw(st);
-        crate::pgutil::on_context_reset(query_cxt, drop_state, vnode.cast());
+        st
     }
 }
 
@@ -1314,40 +1386,7 @@ impl JoinState {
     }
 }
 
-/// The batch interface of VecHashJoin for vector parents (as VecScan's):
-/// the next batch of joined rows, None at the end. By-reference values
-/// stay valid until the next call.
-///
-/// # Safety
-/// `node` is a VecHashJoin node that has begun.
-pub unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
-    unsafe {
-        let instr = (*node).ss.ps.instrument;
-        if !instr.is_null() {
-            pg_sys::InstrStartNode(instr);
-        }
-        let batch = state(node).next_batch(node);
-        if !instr.is_null() {
-            pg_sys::InstrStopNode(instr, batch.as_ref().map_or(0.0, |b| b.rows.len() as f64));
-        }
-        batch
-    }
-}
-
-/// Target `target` as scaled integers for a parent that aggregates
-/// numerics (see `exec::project`); the node returns batches only after.
-///
-/// # Safety
-/// `node` is a VecHashJoin node that has begun.
-pub unsafe fn request_scaled(node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
-    unsafe {
-        let tlist = (*(*node).ss.ps.plan).targetlist;
-        state(node).output(node).request_scaled(tlist, target)
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
     unsafe {
         let st = state(node);
         let slot = (*node).ss.ss_ScanTupleSlot;
@@ -1358,21 +1397,6 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
                 Step::BatchEnd => {}
                 Step::Done => return pg_sys::ExecClearTuple((*node).ss.ps.ps_ResultTupleSlot),
             }
-        }
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
-    unsafe {
-        let vnode = node as *mut VecJoinNode;
-        if !(*vnode).state.is_null() {
-            let mut st = Box::from_raw((*vnode).state);
-            (*vnode).state = ptr::null_mut();
-            st.close_files();
-            pg_sys::ExecEndNode(st.outer.src.child);
-            pg_sys::ExecEndNode(st.inner.src.child);
-            drop(st);
         }
     }
 }
@@ -1391,8 +1415,7 @@ impl JoinState {
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
+unsafe fn rescan(node: *mut pg_sys::CustomScanState) {
     unsafe {
         let st = state(node);
         let changed = (*node).ss.ps.chgParam;
@@ -1443,16 +1466,14 @@ unsafe fn build_wait_event() -> u32 {
 // The shared state of a parallel-aware VecHashJoin (PostgreSQL calls these
 // only for a plan node marked parallel aware).
 
-#[pg_guard]
-unsafe extern "C-unwind" fn estimate_dsm(
+unsafe fn estimate_dsm(
     _node: *mut pg_sys::CustomScanState,
     _pcxt: *mut pg_sys::ParallelContext,
 ) -> pg_sys::Size {
     std::mem::size_of::<SharedBuild>()
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn initialize_dsm(
+unsafe fn initialize_dsm(
     node: *mut pg_sys::CustomScanState,
     pcxt: *mut pg_sys::ParallelContext,
     coordinate: *mut c_void,
@@ -1469,8 +1490,7 @@ unsafe extern "C-unwind" fn initialize_dsm(
 
 /// Before the workers start again (the Gather above is rescanned; the
 /// leader has rescanned this node): no file of the last run is read again.
-#[pg_guard]
-unsafe extern "C-unwind" fn reinitialize_dsm(
+unsafe fn reinitialize_dsm(
     _node: *mut pg_sys::CustomScanState,
     _pcxt: *mut pg_sys::ParallelContext,
     coordinate: *mut c_void,
@@ -1482,8 +1502,7 @@ unsafe extern "C-unwind" fn reinitialize_dsm(
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn initialize_worker(
+unsafe fn initialize_worker(
     node: *mut pg_sys::CustomScanState,
     _toc: *mut pg_sys::shm_toc,
     coordinate: *mut c_void,
@@ -1499,8 +1518,7 @@ unsafe extern "C-unwind" fn initialize_worker(
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn explain(
+unsafe fn explain(
     node: *mut pg_sys::CustomScanState,
     ancestors: *mut pg_sys::List,
     es: *mut pg_sys::ExplainState,

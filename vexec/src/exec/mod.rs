@@ -6,32 +6,20 @@ pub mod fmgr_agg;
 pub(crate) mod host_keys;
 pub mod input;
 pub mod join;
+pub mod node;
 pub mod project;
 pub mod scan;
 pub mod sort;
 pub mod spill;
 
-use pgrx::pg_sys;
-
-/// Check before a cast of `node` to a vexec node's own struct: it must be a
-/// CustomScanState run by `methods` (the node kind's CustomExecMethods) whose
-/// Rust state exists. A wrong cast is a bug; it becomes an ERROR here
-/// (through the caller's `#[pg_guard]`) instead of a write through a
-/// pointer of another node's memory.
-///
-/// # Safety
-/// `node` is a valid PlanState.
-pub(crate) unsafe fn check_node(
-    node: *const pg_sys::CustomScanState,
-    methods: *const pg_sys::CustomExecMethods,
-    what: &str,
-) {
-    // SAFETY: every PlanState starts with its tag; `methods` is read only
-    // once the tag says it is there.
-    let ok = unsafe {
-        (*node).ss.ps.type_ == pg_sys::NodeTag::T_CustomScanState && std::ptr::eq((*node).methods, methods)
-    };
-    if !ok {
-        pgrx::error!("vexec internal error: a plan node taken for a {what} is not one");
-    }
+/// Register every node kind (at load time): their plan methods by name and
+/// their executor methods for the batch pipe (`node::batch_source`).
+pub fn register() {
+    let (scan_plan, scan) = scan::methods();
+    let (join_plan, join) = join::methods();
+    let (sort_plan, sort) = sort::methods();
+    let (agg_plans, agg) = agg::methods();
+    let mut plans = vec![scan_plan, join_plan, sort_plan];
+    plans.extend(agg_plans);
+    node::register(&plans, vec![scan, join, sort, agg]);
 }

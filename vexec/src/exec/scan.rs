@@ -53,6 +53,7 @@
 use std::ffi::c_void;
 use std::ptr;
 
+use crate::exec::node::{self, BatchOps, BatchSource, NodeMethods, VecNode, VectorBatch};
 use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -176,76 +177,104 @@ pub struct ScanState {
 }
 
 /// The node: PostgreSQL's CustomScanState, then a pointer to our state.
-#[repr(C)]
-struct VecScanNode {
-    css: pg_sys::CustomScanState,
-    state: *mut ScanState,
-}
-
-static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(pg_sys::CustomScanMethods {
-    CustomName: NAME.as_ptr(),
-    CreateCustomScanState: Some(create_state),
-});
-
-static EXEC_METHODS: SyncPtr<pg_sys::CustomExecMethods> = SyncPtr(pg_sys::CustomExecMethods {
-    CustomName: NAME.as_ptr(),
-    BeginCustomScan: Some(begin),
-    ExecCustomScan: Some(exec),
-    EndCustomScan: Some(end),
-    ReScanCustomScan: Some(rescan),
-    MarkPosCustomScan: None,
-    RestrPosCustomScan: None,
-    EstimateDSMCustomScan: Some(estimate_dsm),
-    InitializeDSMCustomScan: Some(initialize_dsm),
-    ReInitializeDSMCustomScan: Some(reinitialize_dsm),
-    InitializeWorkerCustomScan: Some(initialize_worker),
-    ShutdownCustomScan: None,
-    ExplainCustomScan: Some(explain),
-});
+static METHODS: NodeMethods = NodeMethods::new::<ScanState>(NAME, true, Some(BatchOps::of::<ScanState>()));
+static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(node::scan_methods::<ScanState>(NAME));
 
 pub fn scan_methods() -> *const pg_sys::CustomScanMethods {
     &SCAN_METHODS.0
 }
 
-/// Register the plan node's methods by name, so that plans copied to
-/// parallel workers (and read back from text) find them.
-pub fn register() {
-    unsafe { pg_sys::RegisterCustomScanMethods(scan_methods()) };
+/// What `exec::register` registers of VecScan.
+pub fn methods() -> (&'static SyncPtr<pg_sys::CustomScanMethods>, &'static NodeMethods) {
+    (&SCAN_METHODS, &METHODS)
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
-    unsafe {
-        let node = pg_sys::palloc0(std::mem::size_of::<VecScanNode>()) as *mut VecScanNode;
-        (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
-        (*node).css.flags = (*cscan).flags;
-        (*node).css.methods = &EXEC_METHODS.0;
-        node as *mut pg_sys::Node
+impl VecNode for ScanState {
+    const WHAT: &'static str = "VecScan";
+
+    fn methods() -> &'static NodeMethods {
+        &METHODS
+    }
+
+    unsafe fn begin(
+        node: *mut pg_sys::CustomScanState,
+        estate: *mut pg_sys::EState,
+        eflags: i32,
+    ) -> Box<Self> {
+        unsafe { begin(node, estate, eflags) }
+    }
+
+    unsafe fn exec(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        unsafe { exec(node) }
+    }
+
+    unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        if let Some(mut s) = self.source.take() {
+            s.end();
+        }
+    }
+
+    unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
+        unsafe { rescan(node) }
+    }
+
+    unsafe fn explain(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    ) {
+        unsafe { explain(node, ancestors, es) }
+    }
+
+    unsafe fn estimate_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        pcxt: *mut pg_sys::ParallelContext,
+    ) -> pg_sys::Size {
+        unsafe { estimate_dsm(node, pcxt) }
+    }
+
+    unsafe fn initialize_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        pcxt: *mut pg_sys::ParallelContext,
+        coordinate: *mut c_void,
+    ) {
+        unsafe { initialize_dsm(node, pcxt, coordinate) }
+    }
+
+    unsafe fn reinitialize_dsm(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        pcxt: *mut pg_sys::ParallelContext,
+        coordinate: *mut c_void,
+    ) {
+        unsafe { reinitialize_dsm(node, pcxt, coordinate) }
+    }
+
+    unsafe fn initialize_worker(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        toc: *mut pg_sys::shm_toc,
+        coordinate: *mut c_void,
+    ) {
+        unsafe { initialize_worker(node, toc, coordinate) }
+    }
+}
+
+impl BatchSource for ScanState {
+    unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+        unsafe { next_vector_batch(node) }
+    }
+
+    unsafe fn request_scaled(&mut self, node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
+        unsafe { request_scaled(node, target) }
     }
 }
 
 unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut ScanState {
-    unsafe {
-        super::check_node(node, &EXEC_METHODS.0, "VecScan");
-        let state = (*(node as *mut VecScanNode)).state;
-        if state.is_null() {
-            pgrx::error!("vexec internal error: VecScan used before it began");
-        }
-        &mut *state
-    }
-}
-
-/// Drops the Rust state when the query's memory context goes away without
-/// EndCustomScan (an ERROR, a cancel).
-#[pg_guard]
-unsafe extern "C-unwind" fn drop_state(arg: *mut c_void) {
-    unsafe {
-        let node = arg as *mut VecScanNode;
-        if !(*node).state.is_null() {
-            drop(Box::from_raw((*node).state));
-            (*node).state = ptr::null_mut();
-        }
-    }
+    unsafe { node::state::<ScanState>(node) }
 }
 
 /// Compile the plan's quals and target list.
@@ -352,12 +381,11 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn begin(
+unsafe fn begin(
     node: *mut pg_sys::CustomScanState,
     estate: *mut pg_sys::EState,
     eflags: i32,
-) {
+) -> Box<ScanState> {
     unsafe {
         let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
         let rel = (*node).ss.ss_currentRelation;
@@ -414,22 +442,25 @@ unsafe extern "C-unwind" fn begin(
             stats: Stats::default(),
             program,
         });
-        let vnode = node as *mut VecScanNode;
-        (*vnode).state = Box::into_raw(st);
-        crate::pgutil::on_context_reset((*estate).es_query_cxt, drop_state, vnode.cast());
-
+        let mut st = st;
         let parallel = (*(*node).ss.ps.plan).parallel_aware;
         if eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as i32 == 0 && !parallel {
-            open_source(node, shim::vx_begin_scan(rel, (*estate).es_snapshot));
+            st.open_source(guarded(|| shim::vx_begin_scan(rel, (*estate).es_snapshot)));
         }
+        st
     }
 }
 
-unsafe fn open_source(node: *mut pg_sys::CustomScanState, scan: pg_sys::TableScanDesc) {
-    unsafe {
-        let st = state(node);
-        let source = Source::new(scan, &st.program.inputs, &st.program.early, &mut st.input, st.capacity);
-        st.source = Some(source);
+impl ScanState {
+    /// Read batches from table scan `scan` (begun by the shim).
+    ///
+    /// # Safety
+    /// `scan` is a scan of this node's relation.
+    unsafe fn open_source(&mut self, scan: pg_sys::TableScanDesc) {
+        let source = unsafe {
+            Source::new(scan, &self.program.inputs, &self.program.early, &mut self.input, self.capacity)
+        };
+        self.source = Some(source);
     }
 }
 
@@ -692,15 +723,6 @@ impl ScanState {
     }
 }
 
-/// A batch handed to a vector parent: one column per target entry, and the
-/// rows that passed the quals. By-reference values stay valid until the next
-/// batch is requested (they live in the scan's per-batch memory or its pinned
-/// pages).
-pub struct VectorBatch {
-    pub columns: Vec<Column>,
-    pub rows: Vec<RowIdx>,
-}
-
 impl ScanState {
     /// The current batch's output as columns.
     fn take_batch(&mut self) -> VectorBatch {
@@ -732,22 +754,15 @@ impl ScanState {
 ///
 /// # Safety
 /// `node` is a VecScan node that has begun.
-pub unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
     unsafe {
-        let instr = (*node).ss.ps.instrument;
-        if !instr.is_null() {
-            pg_sys::InstrStartNode(instr);
-        }
         if state(node).source.is_none() {
             let estate = (*node).ss.ps.state;
-            open_source(node, shim::vx_begin_scan(state(node).rel, (*estate).es_snapshot));
+            let rel = state(node).rel;
+            state(node).open_source(guarded(|| shim::vx_begin_scan(rel, (*estate).es_snapshot)));
         }
         let st = state(node);
-        let batch = st.next_batch().then(|| st.take_batch());
-        if !instr.is_null() {
-            pg_sys::InstrStopNode(instr, batch.as_ref().map_or(0.0, |b| b.rows.len() as f64));
-        }
-        batch
+        st.next_batch().then(|| st.take_batch())
     }
 }
 
@@ -761,7 +776,7 @@ pub unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<Ve
 ///
 /// # Safety
 /// `node` is a VecScan node that has begun.
-pub unsafe fn request_scaled(node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
+unsafe fn request_scaled(node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
     unsafe {
         if settings::DEBUG_FORCE_FALLBACK.get() {
             return None;
@@ -791,14 +806,14 @@ struct FallbackRows {
     rows: Vec<RowIdx>,
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
     unsafe {
         let slot = (*node).ss.ps.ps_ResultTupleSlot;
         if state(node).source.is_none() {
             // A parallel-aware plan run without a parallel context.
             let estate = (*node).ss.ps.state;
-            open_source(node, shim::vx_begin_scan(state(node).rel, (*estate).es_snapshot));
+            let rel = state(node).rel;
+            state(node).open_source(guarded(|| shim::vx_begin_scan(rel, (*estate).es_snapshot)));
         }
         let st = state(node);
         loop {
@@ -816,24 +831,7 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
-    unsafe {
-        let vnode = node as *mut VecScanNode;
-        if (*vnode).state.is_null() {
-            return;
-        }
-        let mut st = Box::from_raw((*vnode).state);
-        (*vnode).state = ptr::null_mut();
-        if let Some(mut s) = st.source.take() {
-            s.end();
-        }
-        drop(st);
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
+unsafe fn rescan(node: *mut pg_sys::CustomScanState) {
     unsafe {
         let st = state(node);
         if let Some(s) = st.source.as_mut() {
@@ -844,8 +842,7 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn estimate_dsm(
+unsafe fn estimate_dsm(
     node: *mut pg_sys::CustomScanState,
     _pcxt: *mut pg_sys::ParallelContext,
 ) -> pg_sys::Size {
@@ -855,8 +852,7 @@ unsafe extern "C-unwind" fn estimate_dsm(
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn initialize_dsm(
+unsafe fn initialize_dsm(
     node: *mut pg_sys::CustomScanState,
     _pcxt: *mut pg_sys::ParallelContext,
     coordinate: *mut c_void,
@@ -866,12 +862,11 @@ unsafe extern "C-unwind" fn initialize_dsm(
         let rel = (*node).ss.ss_currentRelation;
         let pscan = coordinate as pg_sys::ParallelTableScanDesc;
         pg_sys::table_parallelscan_initialize(rel, pscan, (*estate).es_snapshot);
-        open_source(node, shim::vx_begin_parallel_scan(rel, pscan));
+        state(node).open_source(guarded(|| shim::vx_begin_parallel_scan(rel, pscan)));
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn reinitialize_dsm(
+unsafe fn reinitialize_dsm(
     node: *mut pg_sys::CustomScanState,
     _pcxt: *mut pg_sys::ParallelContext,
     coordinate: *mut c_void,
@@ -881,20 +876,18 @@ unsafe extern "C-unwind" fn reinitialize_dsm(
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn initialize_worker(
+unsafe fn initialize_worker(
     node: *mut pg_sys::CustomScanState,
     _toc: *mut pg_sys::shm_toc,
     coordinate: *mut c_void,
 ) {
     unsafe {
         let rel = (*node).ss.ss_currentRelation;
-        open_source(node, shim::vx_begin_parallel_scan(rel, coordinate as _));
+        state(node).open_source(guarded(|| shim::vx_begin_parallel_scan(rel, coordinate as _)));
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn explain(
+unsafe fn explain(
     node: *mut pg_sys::CustomScanState,
     _ancestors: *mut pg_sys::List,
     es: *mut pg_sys::ExplainState,

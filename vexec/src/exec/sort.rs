@@ -26,9 +26,9 @@
 //! the tuplesort and the memory context belong to the query's resource
 //! owner and memory contexts. Interrupts are checked per batch.
 
-use std::ffi::c_void;
 use std::ptr;
 
+use crate::exec::node::{self, NodeMethods, VecNode};
 use crate::pgutil::{list_ptrs, SyncPtr};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -100,39 +100,59 @@ pub struct SortState {
     stats: Stats,
 }
 
-#[repr(C)]
-struct VecSortNode {
-    css: pg_sys::CustomScanState,
-    state: *mut SortState,
-}
-
-static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(pg_sys::CustomScanMethods {
-    CustomName: NAME.as_ptr(),
-    CreateCustomScanState: Some(create_state),
-});
-
-static EXEC_METHODS: SyncPtr<pg_sys::CustomExecMethods> = SyncPtr(pg_sys::CustomExecMethods {
-    CustomName: NAME.as_ptr(),
-    BeginCustomScan: Some(begin),
-    ExecCustomScan: Some(exec),
-    EndCustomScan: Some(end),
-    ReScanCustomScan: Some(rescan),
-    MarkPosCustomScan: None,
-    RestrPosCustomScan: None,
-    EstimateDSMCustomScan: None,
-    InitializeDSMCustomScan: None,
-    ReInitializeDSMCustomScan: None,
-    InitializeWorkerCustomScan: None,
-    ShutdownCustomScan: None,
-    ExplainCustomScan: Some(explain),
-});
+static METHODS: NodeMethods = NodeMethods::new::<SortState>(NAME, false, None);
+static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(node::scan_methods::<SortState>(NAME));
 
 pub fn scan_methods() -> *const pg_sys::CustomScanMethods {
     &SCAN_METHODS.0
 }
 
-pub fn register() {
-    unsafe { pg_sys::RegisterCustomScanMethods(scan_methods()) };
+/// What `exec::register` registers of VecSort.
+pub fn methods() -> (&'static SyncPtr<pg_sys::CustomScanMethods>, &'static NodeMethods) {
+    (&SCAN_METHODS, &METHODS)
+}
+
+impl VecNode for SortState {
+    const WHAT: &'static str = "VecSort";
+
+    fn methods() -> &'static NodeMethods {
+        &METHODS
+    }
+
+    unsafe fn begin(
+        node: *mut pg_sys::CustomScanState,
+        estate: *mut pg_sys::EState,
+        eflags: i32,
+    ) -> Box<Self> {
+        unsafe { begin(node, estate, eflags) }
+    }
+
+    unsafe fn exec(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        unsafe { exec(node) }
+    }
+
+    unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        unsafe {
+            if !self.tuplesort.is_null() {
+                pg_sys::tuplesort_end(self.tuplesort);
+                self.tuplesort = ptr::null_mut();
+            }
+            pg_sys::ExecEndNode(self.src.child);
+        }
+    }
+
+    unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
+        unsafe { rescan(node) }
+    }
+
+    unsafe fn explain(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    ) {
+        unsafe { explain(node, ancestors, es) }
+    }
 }
 
 /// custom_private of a VecSort plan: [report id, bound (-1: none), number
@@ -156,37 +176,8 @@ pub fn decode_private(private: &[i32]) -> (i32, Option<usize>, Vec<KeySpec>) {
     (id, bound, keys)
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn create_state(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
-    unsafe {
-        let node = pg_sys::palloc0(std::mem::size_of::<VecSortNode>()) as *mut VecSortNode;
-        (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
-        (*node).css.flags = (*cscan).flags;
-        (*node).css.methods = &EXEC_METHODS.0;
-        node as *mut pg_sys::Node
-    }
-}
-
 unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut SortState {
-    unsafe {
-        super::check_node(node, &EXEC_METHODS.0, "VecSort");
-        let state = (*(node as *mut VecSortNode)).state;
-        if state.is_null() {
-            pgrx::error!("vexec internal error: VecSort used before it began");
-        }
-        &mut *state
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn drop_state(arg: *mut c_void) {
-    unsafe {
-        let node = arg as *mut VecSortNode;
-        if !(*node).state.is_null() {
-            drop(Box::from_raw((*node).state));
-            (*node).state = ptr::null_mut();
-        }
-    }
+    unsafe { node::state::<SortState>(node) }
 }
 
 /// How key `k` of type `typid` is compared: natively when its operator is
@@ -234,12 +225,11 @@ fn settings_force_ranked() -> bool {
     crate::settings::DEBUG_FORCE_FALLBACK.get()
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn begin(
+unsafe fn begin(
     node: *mut pg_sys::CustomScanState,
     estate: *mut pg_sys::EState,
     eflags: i32,
-) {
+) -> Box<SortState> {
     unsafe {
         let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
         let child_plan =
@@ -281,9 +271,7 @@ unsafe extern "C-unwind" fn begin(
             sorted: false,
             stats: Stats::default(),
         });
-        let vnode = node as *mut VecSortNode;
-        (*vnode).state = Box::into_raw(st);
-        crate::pgutil::on_context_reset(query_cxt, drop_state, vnode.cast());
+        st
     }
 }
 
@@ -590,8 +578,7 @@ impl SortState {
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
     unsafe {
         let st = state(node);
         if !st.sorted {
@@ -630,25 +617,7 @@ unsafe extern "C-unwind" fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn end(node: *mut pg_sys::CustomScanState) {
-    unsafe {
-        let vnode = node as *mut VecSortNode;
-        if !(*vnode).state.is_null() {
-            let mut st = Box::from_raw((*vnode).state);
-            (*vnode).state = ptr::null_mut();
-            if !st.tuplesort.is_null() {
-                pg_sys::tuplesort_end(st.tuplesort);
-                st.tuplesort = ptr::null_mut();
-            }
-            pg_sys::ExecEndNode(st.src.child);
-            drop(st);
-        }
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
+unsafe fn rescan(node: *mut pg_sys::CustomScanState) {
     unsafe {
         let st = state(node);
         // Same input (no parameter of ours changed) sorted in memory: read
@@ -669,8 +638,7 @@ unsafe extern "C-unwind" fn rescan(node: *mut pg_sys::CustomScanState) {
     }
 }
 
-#[pg_guard]
-unsafe extern "C-unwind" fn explain(
+unsafe fn explain(
     node: *mut pg_sys::CustomScanState,
     ancestors: *mut pg_sys::List,
     es: *mut pg_sys::ExplainState,

@@ -1,0 +1,427 @@
+//! The node framework: one way to be a vexec CustomScan executor node.
+//!
+//! A node kind implements [`VecNode`] (begin, exec, end, rescan, explain,
+//! and optionally the parallel callbacks and the batch interface) and
+//! declares one `static` [`NodeMethods`] built by [`NodeMethods::new`]. The
+//! generic `#[pg_guard]` trampolines below are the only `extern "C-unwind"`
+//! functions PostgreSQL calls; each finds the node's Rust state through
+//! [`state`], which checks the node's tag and methods before the cast.
+//!
+//! The state is boxed, owned by the node's [`NodeBox`], and dropped either
+//! by EndCustomScan or, when the query ends without it (an ERROR, a cancel),
+//! by a reset callback of the executor's query memory context.
+//!
+//! The batch pipe: a node that gives batches to vector parents fills
+//! [`NodeMethods::batches`]. A parent never names the child's module: it
+//! asks [`batch_source`] for the child's batch interface, which only answers
+//! for a node whose methods are registered here (`register`).
+
+use std::ffi::{c_void, CStr};
+use std::ptr;
+use std::sync::OnceLock;
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use vexec_core::batch::{Column, RowIdx};
+
+use crate::pgutil::SyncPtr;
+
+/// A batch handed to a vector parent: one column per output column, and the
+/// rows alive. By-reference values stay valid until the next batch is
+/// requested (they live in the child's per-batch memory or pinned pages).
+pub struct VectorBatch {
+    pub columns: Vec<Column>,
+    pub rows: Vec<RowIdx>,
+}
+
+/// One kind of vexec executor node. `Self` is the node's Rust state.
+pub trait VecNode: Sized + 'static {
+    /// The node kind's name in messages ("VecSort").
+    const WHAT: &'static str;
+
+    /// This kind's methods (its one `static NodeMethods`).
+    fn methods() -> &'static NodeMethods;
+
+    /// BeginCustomScan: the node's state.
+    ///
+    /// # Safety
+    /// Called by PostgreSQL's executor with a node of this kind.
+    unsafe fn begin(
+        node: *mut pg_sys::CustomScanState,
+        estate: *mut pg_sys::EState,
+        eflags: i32,
+    ) -> Box<Self>;
+
+    /// ExecCustomScan: the next row, or an empty slot at the end.
+    ///
+    /// # Safety
+    /// `node` is this state's node.
+    unsafe fn exec(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot;
+
+    /// EndCustomScan: release what PostgreSQL owns (child nodes, scans,
+    /// tuplesorts, files); the state is dropped right after.
+    ///
+    /// # Safety
+    /// `node` is this state's node.
+    unsafe fn end(&mut self, node: *mut pg_sys::CustomScanState);
+
+    /// ReScanCustomScan.
+    ///
+    /// # Safety
+    /// `node` is this state's node.
+    unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState);
+
+    /// ExplainCustomScan: the node's own EXPLAIN properties.
+    ///
+    /// # Safety
+    /// `node` is this state's node, `es` the running EXPLAIN.
+    unsafe fn explain(
+        &mut self,
+        node: *mut pg_sys::CustomScanState,
+        ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    );
+
+    /// Parallel nodes (NodeMethods::new with `parallel`): shared memory needed.
+    ///
+    /// # Safety
+    /// As the CustomExecMethods callback.
+    unsafe fn estimate_dsm(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _pcxt: *mut pg_sys::ParallelContext,
+    ) -> pg_sys::Size {
+        0
+    }
+
+    /// # Safety
+    /// As the CustomExecMethods callback.
+    unsafe fn initialize_dsm(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _pcxt: *mut pg_sys::ParallelContext,
+        _coordinate: *mut c_void,
+    ) {
+    }
+
+    /// # Safety
+    /// As the CustomExecMethods callback.
+    unsafe fn reinitialize_dsm(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _pcxt: *mut pg_sys::ParallelContext,
+        _coordinate: *mut c_void,
+    ) {
+    }
+
+    /// # Safety
+    /// As the CustomExecMethods callback.
+    unsafe fn initialize_worker(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _toc: *mut pg_sys::shm_toc,
+        _coordinate: *mut c_void,
+    ) {
+    }
+}
+
+/// The batch interface of a node kind (see the module comment).
+pub trait BatchSource: VecNode {
+    /// Whether this node gives batches (a kind may give them only for some
+    /// plan shapes).
+    ///
+    /// # Safety
+    /// `node` is this state's node.
+    unsafe fn gives_batches(&self, _node: *mut pg_sys::CustomScanState) -> bool {
+        true
+    }
+
+    /// The next batch, None at the end.
+    ///
+    /// # Safety
+    /// `node` is this state's node.
+    unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch>;
+
+    /// Compute numeric output column `target` as integers scaled by the
+    /// returned power of ten, for a parent that aggregates numerics; None
+    /// leaves it numeric. Asked before the first batch.
+    ///
+    /// # Safety
+    /// `node` is this state's node.
+    unsafe fn request_scaled(&mut self, _node: *mut pg_sys::CustomScanState, _target: usize) -> Option<u16> {
+        None
+    }
+}
+
+/// Type-erased [`BatchSource`] calls, one set per node kind.
+pub struct BatchOps {
+    gives_batches: unsafe fn(*mut pg_sys::CustomScanState) -> bool,
+    next_batch: unsafe fn(*mut pg_sys::CustomScanState) -> Option<VectorBatch>,
+    request_scaled: unsafe fn(*mut pg_sys::CustomScanState, usize) -> Option<u16>,
+}
+
+impl BatchOps {
+    pub const fn of<N: BatchSource>() -> BatchOps {
+        BatchOps {
+            gives_batches: gives_batches::<N>,
+            next_batch: next_batch::<N>,
+            request_scaled: request_scaled::<N>,
+        }
+    }
+}
+
+/// A node kind's methods. `exec` is the first field: a node's
+/// `CustomScanState.methods` points at it.
+#[repr(C)]
+pub struct NodeMethods {
+    exec: pg_sys::CustomExecMethods,
+    batches: Option<BatchOps>,
+}
+
+// SAFETY: the methods are immutable tables of function pointers and static
+// C strings, read by the backend's main thread only.
+unsafe impl Sync for NodeMethods {}
+
+impl NodeMethods {
+    /// The methods of node kind `N`, named `name` in EXPLAIN; with
+    /// `parallel`, its DSM callbacks; with `batches`, its batch interface.
+    pub const fn new<N: VecNode>(
+        name: &'static CStr,
+        parallel: bool,
+        batches: Option<BatchOps>,
+    ) -> NodeMethods {
+        NodeMethods {
+            exec: pg_sys::CustomExecMethods {
+                CustomName: name.as_ptr(),
+                BeginCustomScan: Some(begin::<N>),
+                ExecCustomScan: Some(exec::<N>),
+                EndCustomScan: Some(end::<N>),
+                ReScanCustomScan: Some(rescan::<N>),
+                MarkPosCustomScan: None,
+                RestrPosCustomScan: None,
+                EstimateDSMCustomScan: if parallel { Some(estimate_dsm::<N>) } else { None },
+                InitializeDSMCustomScan: if parallel { Some(initialize_dsm::<N>) } else { None },
+                ReInitializeDSMCustomScan: if parallel { Some(reinitialize_dsm::<N>) } else { None },
+                InitializeWorkerCustomScan: if parallel { Some(initialize_worker::<N>) } else { None },
+                ShutdownCustomScan: None,
+                ExplainCustomScan: Some(explain::<N>),
+            },
+            batches,
+        }
+    }
+}
+
+/// The plan node's methods of kind `N` under the name `name` (a kind may
+/// have several names: VecAgg's serial, partial and final plans).
+pub const fn scan_methods<N: VecNode>(name: &'static CStr) -> pg_sys::CustomScanMethods {
+    pg_sys::CustomScanMethods { CustomName: name.as_ptr(), CreateCustomScanState: Some(create_state::<N>) }
+}
+
+static REGISTERED: OnceLock<Vec<&'static NodeMethods>> = OnceLock::new();
+
+/// Register every node kind (at load time, once): their plan methods by
+/// name, so plans copied to parallel workers find them, and their
+/// executor methods for [`batch_source`].
+pub fn register(scans: &[&'static SyncPtr<pg_sys::CustomScanMethods>], nodes: Vec<&'static NodeMethods>) {
+    for s in scans {
+        // SAFETY: a static table PostgreSQL keeps a pointer to.
+        unsafe { pg_sys::RegisterCustomScanMethods(&s.0) };
+    }
+    let _ = REGISTERED.set(nodes);
+}
+
+/// The batch interface of `child` (an initialized plan state), if it is a
+/// vexec node that gives batches.
+///
+/// # Safety
+/// `child` is a valid PlanState.
+pub unsafe fn batch_source(child: *mut pg_sys::PlanState) -> Option<&'static BatchOps> {
+    unsafe {
+        if (*child).type_ != pg_sys::NodeTag::T_CustomScanState {
+            return None;
+        }
+        let methods = (*(child as *mut pg_sys::CustomScanState)).methods;
+        let node = REGISTERED.get()?.iter().find(|m| ptr::eq(&m.exec, methods))?;
+        let ops = node.batches.as_ref()?;
+        (ops.gives_batches)(child.cast()).then_some(ops)
+    }
+}
+
+impl BatchOps {
+    /// # Safety
+    /// `node` is the node these ops were found for ([`batch_source`]).
+    pub unsafe fn next_batch(&self, node: *mut pg_sys::PlanState) -> Option<VectorBatch> {
+        unsafe { (self.next_batch)(node.cast()) }
+    }
+
+    /// # Safety
+    /// As `next_batch`, before the first batch.
+    pub unsafe fn request_scaled(&self, node: *mut pg_sys::PlanState, target: usize) -> Option<u16> {
+        unsafe { (self.request_scaled)(node.cast(), target) }
+    }
+}
+
+/// The node as PostgreSQL allocates it: its CustomScanState, then our state.
+#[repr(C)]
+struct NodeBox<N> {
+    css: pg_sys::CustomScanState,
+    state: *mut N,
+}
+
+/// The Rust state of `node`, checked: `node` must be a CustomScanState of
+/// kind `N` that has begun. A wrong cast is a bug; it becomes an ERROR here
+/// (through the caller's `#[pg_guard]`), never a write into another node.
+///
+/// # Safety
+/// `node` is a valid PlanState; the returned borrow ends before the state
+/// is dropped (EndCustomScan or the query context's reset).
+pub unsafe fn state<'a, N: VecNode>(node: *mut pg_sys::CustomScanState) -> &'a mut N {
+    unsafe {
+        // Every PlanState starts with its tag; `methods` is read only once the
+        // tag says it is there.
+        let ours = (*node).ss.ps.type_ == pg_sys::NodeTag::T_CustomScanState
+            && ptr::eq((*node).methods, &N::methods().exec);
+        if !ours {
+            error!("vexec internal error: a plan node taken for a {} is not one", N::WHAT);
+        }
+        let state = (*(node as *mut NodeBox<N>)).state;
+        if state.is_null() {
+            error!("vexec internal error: {} used before it began", N::WHAT);
+        }
+        &mut *state
+    }
+}
+
+// --- the trampolines: every entry point from PostgreSQL -----------------------
+
+#[pg_guard]
+unsafe extern "C-unwind" fn create_state<N: VecNode>(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
+    unsafe {
+        let node = pg_sys::palloc0(std::mem::size_of::<NodeBox<N>>()) as *mut NodeBox<N>;
+        (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
+        (*node).css.flags = (*cscan).flags;
+        (*node).css.methods = &N::methods().exec;
+        node as *mut pg_sys::Node
+    }
+}
+
+/// Drops the Rust state when the query's memory context goes away without
+/// EndCustomScan (an ERROR, a cancel).
+#[pg_guard]
+unsafe extern "C-unwind" fn drop_state<N: VecNode>(arg: *mut c_void) {
+    unsafe {
+        let node = arg as *mut NodeBox<N>;
+        if !(*node).state.is_null() {
+            drop(Box::from_raw((*node).state));
+            (*node).state = ptr::null_mut();
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn begin<N: VecNode>(
+    node: *mut pg_sys::CustomScanState,
+    estate: *mut pg_sys::EState,
+    eflags: i32,
+) {
+    unsafe {
+        let st = N::begin(node, estate, eflags);
+        let boxed = node as *mut NodeBox<N>;
+        (*boxed).state = Box::into_raw(st);
+        crate::pgutil::on_context_reset((*estate).es_query_cxt, drop_state::<N>, boxed.cast());
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn exec<N: VecNode>(
+    node: *mut pg_sys::CustomScanState,
+) -> *mut pg_sys::TupleTableSlot {
+    unsafe { state::<N>(node).exec(node) }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn end<N: VecNode>(node: *mut pg_sys::CustomScanState) {
+    unsafe {
+        let boxed = node as *mut NodeBox<N>;
+        if (*boxed).state.is_null() {
+            return;
+        }
+        let mut st = Box::from_raw((*boxed).state);
+        (*boxed).state = ptr::null_mut();
+        st.end(node);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn rescan<N: VecNode>(node: *mut pg_sys::CustomScanState) {
+    unsafe { state::<N>(node).rescan(node) }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn explain<N: VecNode>(
+    node: *mut pg_sys::CustomScanState,
+    ancestors: *mut pg_sys::List,
+    es: *mut pg_sys::ExplainState,
+) {
+    unsafe { state::<N>(node).explain(node, ancestors, es) }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn estimate_dsm<N: VecNode>(
+    node: *mut pg_sys::CustomScanState,
+    pcxt: *mut pg_sys::ParallelContext,
+) -> pg_sys::Size {
+    unsafe { state::<N>(node).estimate_dsm(node, pcxt) }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_dsm<N: VecNode>(
+    node: *mut pg_sys::CustomScanState,
+    pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut c_void,
+) {
+    unsafe { state::<N>(node).initialize_dsm(node, pcxt, coordinate) }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn reinitialize_dsm<N: VecNode>(
+    node: *mut pg_sys::CustomScanState,
+    pcxt: *mut pg_sys::ParallelContext,
+    coordinate: *mut c_void,
+) {
+    unsafe { state::<N>(node).reinitialize_dsm(node, pcxt, coordinate) }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn initialize_worker<N: VecNode>(
+    node: *mut pg_sys::CustomScanState,
+    toc: *mut pg_sys::shm_toc,
+    coordinate: *mut c_void,
+) {
+    unsafe { state::<N>(node).initialize_worker(node, toc, coordinate) }
+}
+
+// The batch interface, type-erased (called by parents through BatchOps,
+// inside their own guarded entry points).
+
+unsafe fn gives_batches<N: BatchSource>(node: *mut pg_sys::CustomScanState) -> bool {
+    unsafe { state::<N>(node).gives_batches(node) }
+}
+
+unsafe fn next_batch<N: BatchSource>(node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+    unsafe {
+        let instr = (*node).ss.ps.instrument;
+        if !instr.is_null() {
+            pg_sys::InstrStartNode(instr);
+        }
+        let batch = state::<N>(node).next_batch(node);
+        if !instr.is_null() {
+            pg_sys::InstrStopNode(instr, batch.as_ref().map_or(0.0, |b| b.rows.len() as f64));
+        }
+        batch
+    }
+}
+
+unsafe fn request_scaled<N: BatchSource>(node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
+    unsafe { state::<N>(node).request_scaled(node, target) }
+}
