@@ -60,6 +60,26 @@ typedef struct VxTargetItem
 	int16		copy_typlen;
 } VxTargetItem;
 
+/*
+ * The layout contract with vexec/src/shim.rs, which asserts the same numbers
+ * at compile time (64-bit platforms): a struct changed on one side only
+ * fails the build instead of misreading memory.
+ */
+StaticAssertDecl(sizeof(VxColumn) == 24 && offsetof(VxColumn, kind) == 4 &&
+				 offsetof(VxColumn, values) == 8 && offsetof(VxColumn, validity) == 16,
+				 "VxColumn layout differs from vexec/src/shim.rs");
+StaticAssertDecl(sizeof(VxInput) == 24 && offsetof(VxInput, values) == 8 &&
+				 offsetof(VxInput, validity) == 16,
+				 "VxInput layout differs from vexec/src/shim.rs");
+StaticAssertDecl(sizeof(VxQualItem) == 16 && offsetof(VxQualItem, kernel_result) == 8,
+				 "VxQualItem layout differs from vexec/src/shim.rs");
+StaticAssertDecl(sizeof(VxTargetItem) == 32 && offsetof(VxTargetItem, values) == 8 &&
+				 offsetof(VxTargetItem, isnull) == 16 && offsetof(VxTargetItem, copy_typlen) == 24,
+				 "VxTargetItem layout differs from vexec/src/shim.rs");
+StaticAssertDecl(VX_KIND_U8 == 0 && VX_KIND_I16 == 1 && VX_KIND_W4 == 2 && VX_KIND_W8 == 3 &&
+				 VX_KIND_DATUM == 4 && VX_KIND_CHAR == 5,
+				 "VX_KIND_* differ from vexec/src/shim.rs");
+
 typedef struct VxHeapReader VxHeapReader;
 
 extern TableScanDesc vx_begin_scan(Relation rel, Snapshot snapshot);

@@ -14,6 +14,11 @@ mod exec;
 mod expr;
 mod pgutil;
 mod plan;
+/// `#[pg_guard]` on an extern block (the shim's declarations, shim.rs)
+/// wraps each function in `crate::ffi::pg_guard_ffi_boundary`.
+mod ffi {
+    pub(crate) use pgrx::pg_sys::ffi::pg_guard_ffi_boundary;
+}
 pub mod settings;
 mod shim;
 mod source;

@@ -1,11 +1,17 @@
 //! The C shim (csrc/vexec_shim.c): declarations matching vexec_shim.h.
 //!
-//! Every call that can raise a PostgreSQL ERROR goes through [`guarded`], so
-//! the longjmp becomes a Rust panic that unwinds to the nearest #[pg_guard]
-//! entry point (and from there back into an ERROR), running destructors on
-//! the way. One guarded call per batch, never per row.
+//! The declarations are `#[pg_guard]`: every call into the shim runs inside
+//! a guard that turns a PostgreSQL ERROR's longjmp into a Rust panic, which
+//! unwinds to the nearest #[pg_guard] entry point (and from there back into
+//! an ERROR), running destructors on the way. No shim call can be made
+//! unguarded. Shim calls are made once per batch, never per row. Other
+//! closures that call into PostgreSQL go through [`guarded`].
+//!
+//! The structs' layout is a contract with vexec_shim.h: both sides assert
+//! the same sizes and offsets at compile time.
 
 use pgrx::pg_sys;
+use pgrx::prelude::*;
 use std::ffi::c_int;
 
 pub const KIND_U8: i32 = 0;
@@ -49,11 +55,28 @@ pub struct VxTargetItem {
     pub copy_typlen: i16,
 }
 
+// The layout contract (the same numbers are asserted in vexec_shim.h).
+const _: () = {
+    use std::mem::{offset_of, size_of};
+    assert!(size_of::<VxColumn>() == 24 && offset_of!(VxColumn, kind) == 4);
+    assert!(offset_of!(VxColumn, values) == 8 && offset_of!(VxColumn, validity) == 16);
+    assert!(
+        size_of::<VxInput>() == 24 && offset_of!(VxInput, values) == 8 && offset_of!(VxInput, validity) == 16
+    );
+    assert!(size_of::<VxQualItem>() == 16 && offset_of!(VxQualItem, kernel_result) == 8);
+    assert!(size_of::<VxTargetItem>() == 32 && offset_of!(VxTargetItem, values) == 8);
+    assert!(offset_of!(VxTargetItem, isnull) == 16 && offset_of!(VxTargetItem, copy_typlen) == 24);
+    assert!(
+        KIND_U8 == 0 && KIND_I16 == 1 && KIND_W4 == 2 && KIND_W8 == 3 && KIND_DATUM == 4 && KIND_CHAR == 5
+    );
+};
+
 #[repr(C)]
 pub struct VxHeapReader {
     _private: [u8; 0],
 }
 
+#[pg_guard]
 unsafe extern "C-unwind" {
     pub fn vx_begin_scan(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> pg_sys::TableScanDesc;
     pub fn vx_begin_parallel_scan(

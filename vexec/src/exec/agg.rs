@@ -66,7 +66,7 @@ use crate::exec::input::ChildInput;
 use crate::exec::spill::{fixed_lengths, SpillFile};
 use crate::expr::compile::phys_of;
 use crate::pgutil::list_ptrs;
-use crate::shim::{self, guarded};
+use crate::shim;
 
 pub const NAME: &std::ffi::CStr = c"VecAgg";
 
@@ -541,7 +541,7 @@ impl AggState {
             let values = v.as_mut_ptr();
             let validity = col.validity.as_bytes().as_ptr();
             let old = unsafe { pg_sys::MemoryContextSwitchTo(per_batch) };
-            guarded(|| unsafe { shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()) });
+            unsafe { shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()) };
             unsafe { pg_sys::MemoryContextSwitchTo(old) };
         }
     }

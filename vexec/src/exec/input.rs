@@ -11,7 +11,7 @@ use pgrx::pg_sys;
 use vexec_core::batch::{Column, PhysType, RowIdx, Values, BATCH_CAPACITY};
 
 use crate::exec::node::{self, BatchOps};
-use crate::shim::{self, guarded};
+use crate::shim;
 
 pub struct ChildInput {
     pub child: *mut pg_sys::PlanState,
@@ -170,9 +170,7 @@ impl ChildInput {
                 let validity = col.validity.as_bytes().as_ptr();
                 let plain = detoast(c);
                 let old = pg_sys::MemoryContextSwitchTo(cxt);
-                guarded(|| {
-                    shim::vx_copy_datums(values, validity, rows.len() as i32, rows.as_ptr(), typlen, plain)
-                });
+                shim::vx_copy_datums(values, validity, rows.len() as i32, rows.as_ptr(), typlen, plain);
                 pg_sys::MemoryContextSwitchTo(old);
             }
         }

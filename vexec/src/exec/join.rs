@@ -70,7 +70,7 @@ use crate::exec::host_keys::{self, HostKeys};
 use crate::exec::input::{rows_context, ChildInput};
 use crate::exec::project::Projection;
 use crate::exec::spill::{fixed_lengths, SpillFile};
-use crate::shim::{self, guarded};
+use crate::shim;
 
 pub const NAME: &std::ffi::CStr = c"VecHashJoin";
 
@@ -555,7 +555,7 @@ unsafe fn detoast(s: &Side, columns: &mut [Column], rows: &[RowIdx]) {
         let Values::Datum(v) = &mut col.values else { continue };
         let values = v.as_mut_ptr();
         let validity = col.validity.as_bytes().as_ptr();
-        guarded(|| unsafe { shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()) });
+        unsafe { shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()) };
     }
 }
 
@@ -1147,7 +1147,7 @@ unsafe fn detoast_keys(s: &Side, columns: &mut [Column], rows: &[RowIdx]) {
         let Values::Datum(v) = &mut col.values else { continue };
         let values = v.as_mut_ptr();
         let validity = col.validity.as_bytes().as_ptr();
-        guarded(|| unsafe { shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()) });
+        unsafe { shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()) };
     }
 }
 

@@ -25,7 +25,7 @@ use vexec_core::expr::{self, EvalCtx, VExpr};
 
 use crate::expr::compile::{phys_of, Compiler};
 use crate::pgutil::list_ptrs;
-use crate::shim::{self, guarded, VxInput, VxTargetItem};
+use crate::shim::{self, VxInput, VxTargetItem};
 
 pub enum Target {
     /// Scan tuple column (0-based).
@@ -370,22 +370,20 @@ impl Projection {
                 })
                 .collect();
             let mut passing = vec![0u16; rows.len()];
-            guarded(|| {
-                shim::vx_eval_rows(
-                    econtext,
-                    slot,
-                    inputs.len() as i32,
-                    inputs.as_ptr(),
-                    ptr::null(),
-                    rows.len() as i32,
-                    rows.as_ptr(),
-                    0,
-                    ptr::null(),
-                    items.len() as i32,
-                    items.as_ptr(),
-                    passing.as_mut_ptr(),
-                )
-            });
+            shim::vx_eval_rows(
+                econtext,
+                slot,
+                inputs.len() as i32,
+                inputs.as_ptr(),
+                ptr::null(),
+                rows.len() as i32,
+                rows.as_ptr(),
+                0,
+                ptr::null(),
+                items.len() as i32,
+                items.as_ptr(),
+                passing.as_mut_ptr(),
+            );
         }
     }
 }

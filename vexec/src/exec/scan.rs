@@ -63,7 +63,7 @@ use vexec_core::expr::{self, EvalCtx, Host, KernelError, VExpr};
 use crate::expr::compile::Compiler;
 use crate::pgutil::list_ptrs;
 use crate::settings;
-use crate::shim::{self, guarded, VxInput, VxQualItem, VxTargetItem};
+use crate::shim::{self, VxInput, VxQualItem, VxTargetItem};
 use crate::source::{InputAttr, InputBatch, Source};
 
 /// The name the methods are registered under (and JSON EXPLAIN shows).
@@ -445,7 +445,7 @@ unsafe fn begin(
         let mut st = st;
         let parallel = (*(*node).ss.ps.plan).parallel_aware;
         if eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as i32 == 0 && !parallel {
-            st.open_source(guarded(|| shim::vx_begin_scan(rel, (*estate).es_snapshot)));
+            st.open_source(shim::vx_begin_scan(rel, (*estate).es_snapshot));
         }
         st
     }
@@ -470,7 +470,7 @@ pub(crate) struct PgHost;
 impl Host for PgHost {
     fn detoast(&mut self, values: &mut [usize], validity: &Bitmap, rows: &[RowIdx]) {
         let (v, b) = (values.as_mut_ptr(), validity.as_bytes().as_ptr());
-        guarded(|| unsafe { shim::vx_detoast(v, b, rows.len() as i32, rows.as_ptr()) });
+        unsafe { shim::vx_detoast(v, b, rows.len() as i32, rows.as_ptr()) };
     }
 }
 
@@ -534,7 +534,7 @@ impl ScanState {
                 }
                 let (state, econtext) = (self.param_states[i], self.econtext);
                 let mut isnull = false;
-                let d = guarded(|| shim::vx_eval_scalar(state, econtext, &mut isnull));
+                let d = shim::vx_eval_scalar(state, econtext, &mut isnull);
                 self.params[i] = (!isnull).then_some(d);
             }
         }
@@ -677,7 +677,7 @@ impl ScanState {
         let tids = if self.input.tids.is_empty() { ptr::null() } else { self.input.tids.as_ptr() };
         let mut passing = vec![0u16; rows.rows.len()];
         let (econtext, slot) = (self.econtext, self.eval_slot);
-        let n = guarded(|| unsafe {
+        let n = unsafe {
             shim::vx_eval_rows(
                 econtext,
                 slot,
@@ -692,7 +692,7 @@ impl ScanState {
                 targets.as_ptr(),
                 passing.as_mut_ptr(),
             )
-        });
+        };
         passing.truncate(n as usize);
         self.out_rows = passing;
     }
@@ -759,7 +759,7 @@ unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<Vector
         if state(node).source.is_none() {
             let estate = (*node).ss.ps.state;
             let rel = state(node).rel;
-            state(node).open_source(guarded(|| shim::vx_begin_scan(rel, (*estate).es_snapshot)));
+            state(node).open_source(shim::vx_begin_scan(rel, (*estate).es_snapshot));
         }
         let st = state(node);
         st.next_batch().then(|| st.take_batch())
@@ -813,7 +813,7 @@ unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlo
             // A parallel-aware plan run without a parallel context.
             let estate = (*node).ss.ps.state;
             let rel = state(node).rel;
-            state(node).open_source(guarded(|| shim::vx_begin_scan(rel, (*estate).es_snapshot)));
+            state(node).open_source(shim::vx_begin_scan(rel, (*estate).es_snapshot));
         }
         let st = state(node);
         loop {
@@ -862,7 +862,7 @@ unsafe fn initialize_dsm(
         let rel = (*node).ss.ss_currentRelation;
         let pscan = coordinate as pg_sys::ParallelTableScanDesc;
         pg_sys::table_parallelscan_initialize(rel, pscan, (*estate).es_snapshot);
-        state(node).open_source(guarded(|| shim::vx_begin_parallel_scan(rel, pscan)));
+        state(node).open_source(shim::vx_begin_parallel_scan(rel, pscan));
     }
 }
 
@@ -883,7 +883,7 @@ unsafe fn initialize_worker(
 ) {
     unsafe {
         let rel = (*node).ss.ss_currentRelation;
-        state(node).open_source(guarded(|| shim::vx_begin_parallel_scan(rel, coordinate as _)));
+        state(node).open_source(shim::vx_begin_parallel_scan(rel, coordinate as _));
     }
 }
 

@@ -36,7 +36,7 @@ use vexec_core::batch::{Column, RowIdx, BATCH_CAPACITY};
 use vexec_core::sort::{sort_rows, KeyValues, RowStore, SortKey};
 
 use crate::exec::input::{rows_context, ChildInput};
-use crate::shim::{self, guarded};
+use crate::shim;
 
 pub const NAME: &std::ffi::CStr = c"VecSort";
 
@@ -356,16 +356,14 @@ impl SortState {
                 let mut r = vec![0u32; n];
                 pg_sys::MemoryContextReset(per_batch);
                 let old = pg_sys::MemoryContextSwitchTo(per_batch);
-                guarded(|| {
-                    shim::vx_sort_ranks(
-                        k.sortop,
-                        k.collation,
-                        values.as_ptr(),
-                        nulls.as_ptr(),
-                        n as i32,
-                        r.as_mut_ptr(),
-                    )
-                });
+                shim::vx_sort_ranks(
+                    k.sortop,
+                    k.collation,
+                    values.as_ptr(),
+                    nulls.as_ptr(),
+                    n as i32,
+                    r.as_mut_ptr(),
+                );
                 pg_sys::MemoryContextSwitchTo(old);
                 pg_sys::MemoryContextReset(per_batch);
                 ranks.push(r);
@@ -532,7 +530,7 @@ impl SortState {
                 self.ssups = pg_sys::palloc0(size) as *mut pg_sys::SortSupportData;
                 for (i, k) in self.keys.iter().enumerate() {
                     let s = self.ssups.add(i);
-                    guarded(|| shim::vx_prepare_sort_support(s, k.sortop, k.collation, k.nulls_first));
+                    shim::vx_prepare_sort_support(s, k.sortop, k.collation, k.nulls_first);
                 }
                 pg_sys::MemoryContextSwitchTo(old);
             }
@@ -558,19 +556,17 @@ impl SortState {
             let mut out = vec![0u16; rows.len()];
             // Comparators may detoast into the current (per-batch) memory.
             let old = pg_sys::MemoryContextSwitchTo((*self.econtext).ecxt_per_tuple_memory);
-            let n = guarded(|| {
-                shim::vx_topn_filter(
-                    self.keys.len() as i32,
-                    self.ssups,
-                    cols.as_ptr(),
-                    null_ptrs.as_ptr(),
-                    bvals.as_ptr(),
-                    bnulls.as_ptr(),
-                    rows.len() as i32,
-                    rows.as_ptr(),
-                    out.as_mut_ptr(),
-                )
-            });
+            let n = shim::vx_topn_filter(
+                self.keys.len() as i32,
+                self.ssups,
+                cols.as_ptr(),
+                null_ptrs.as_ptr(),
+                bvals.as_ptr(),
+                bnulls.as_ptr(),
+                rows.len() as i32,
+                rows.as_ptr(),
+                out.as_mut_ptr(),
+            );
             pg_sys::MemoryContextSwitchTo(old);
             out.truncate(n as usize);
             out

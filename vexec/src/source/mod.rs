@@ -112,18 +112,16 @@ impl Source {
                 let mut e = batch.c_columns(attrs, |i| early[i]);
                 let mut l = batch.c_columns(attrs, |i| !early[i]);
                 let has_late = !l.is_empty();
-                let reader = shim::guarded(|| {
-                    shim::vx_heap_begin(
-                        scan,
-                        e.len() as i32,
-                        e.as_mut_ptr(),
-                        l.len() as i32,
-                        l.as_mut_ptr(),
-                        capacity as i32,
-                        keep_pins,
-                        MAX_PINS,
-                    )
-                });
+                let reader = shim::vx_heap_begin(
+                    scan,
+                    e.len() as i32,
+                    e.as_mut_ptr(),
+                    l.len() as i32,
+                    l.as_mut_ptr(),
+                    capacity as i32,
+                    keep_pins,
+                    MAX_PINS,
+                );
                 shim::vx_heap_set_tids(reader, batch.tids_ptr());
                 Source::Heap { scan, reader, has_late }
             } else {
@@ -138,7 +136,7 @@ impl Source {
     pub fn deform_late(&mut self, rows: &[u16]) {
         if let Source::Heap { reader, has_late: true, .. } = self {
             let r = *reader;
-            shim::guarded(|| unsafe { shim::vx_heap_deform_late(r, rows.len() as i32, rows.as_ptr()) });
+            unsafe { shim::vx_heap_deform_late(r, rows.len() as i32, rows.as_ptr()) };
         }
     }
 
@@ -152,12 +150,12 @@ impl Source {
         let n = match self {
             Source::Heap { reader, .. } => {
                 let r = *reader;
-                shim::guarded(|| unsafe { shim::vx_heap_next(r, capacity as i32) })
+                unsafe { shim::vx_heap_next(r, capacity as i32) }
             }
             Source::Slots { scan, slot, cols } => {
                 let (scan, slot) = (*scan, *slot);
                 let tids = batch.tids_ptr();
-                shim::guarded(|| unsafe {
+                unsafe {
                     shim::vx_slot_next(
                         scan,
                         slot,
@@ -166,7 +164,7 @@ impl Source {
                         tids,
                         capacity as i32,
                     )
-                })
+                }
             }
         };
         batch.len = n as usize;
