@@ -10,8 +10,10 @@ use pgrx::pg_sys;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 
+mod catalog;
 mod exec;
 mod expr;
+mod nodes;
 mod pgutil;
 mod plan;
 /// `#[pg_guard]` on an extern block (the shim's declarations, shim.rs)

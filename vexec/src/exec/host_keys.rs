@@ -41,7 +41,7 @@ impl HostKeys {
                 }
                 KeyKind::Encoded => {
                     // The planner chose this kind from the same type.
-                    let encoding = crate::plan::agg::encoding_of(typid, collid)
+                    let encoding = crate::catalog::encoding_of(typid, collid)
                         .ok()
                         .flatten()
                         .unwrap_or_else(|| error!("vexec: no key encoding for type {}", u32::from(typid)));
@@ -85,7 +85,7 @@ impl HostKeys {
         unsafe {
             let typid = pg_sys::exprType(expr);
             if kind == KeyKind::Encoded && typid == pg_sys::RECORDOID {
-                let encoding = crate::plan::agg::row_encoding(expr)
+                let encoding = crate::catalog::row_encoding(expr)
                     .ok()
                     .flatten()
                     .unwrap_or_else(|| error!("vexec: no key encoding for a record of unknown fields"));

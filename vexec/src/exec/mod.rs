@@ -1,8 +1,17 @@
 //! The vector executor nodes (CustomScan executors).
+//!
+//! Operators, each in its own module, never importing one another or the
+//! planner: `scan` (VecScan), `agg/` (VecAgg), `join/` (VecHashJoin),
+//! `sort` (VecSort). What they share: `node` (the node framework and the
+//! batch pipe), `input` (a child read as batches or slots), `project`
+//! (target lists over batches), `spill` (temporary files), `host` (kernel
+//! evaluation's PostgreSQL side), `host_keys` and `collate` (keys PostgreSQL
+//! compares). Names and splits the planner shares are in `crate::nodes`;
+//! catalog lookups in `crate::catalog`.
 
 pub mod agg;
 pub(crate) mod collate;
-pub mod fmgr_agg;
+pub(crate) mod host;
 pub(crate) mod host_keys;
 pub mod input;
 pub mod join;

@@ -262,7 +262,7 @@ impl Projection {
                     .iter()
                     .map(|&c| gathered[c].clone().expect("a gathered kernel input"))
                     .collect();
-                let mut host = crate::exec::scan::PgHost;
+                let mut host = crate::exec::host::PgHost;
                 let mut ctx = EvalCtx {
                     inputs: &inputs,
                     params: &[],

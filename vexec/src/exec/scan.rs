@@ -53,12 +53,13 @@
 use std::ffi::c_void;
 use std::ptr;
 
+use crate::exec::host::PgHost;
 use crate::exec::node::{self, BatchOps, BatchSource, NodeMethods, VecNode, VectorBatch};
 use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::batch::{full_selection, Bitmap, Column, PhysType, RowIdx};
-use vexec_core::expr::{self, EvalCtx, Host, KernelError, VExpr};
+use vexec_core::batch::{full_selection, Column, PhysType, RowIdx};
+use vexec_core::expr::{self, EvalCtx, KernelError, VExpr};
 
 use crate::expr::compile::Compiler;
 use crate::pgutil::list_ptrs;
@@ -67,7 +68,7 @@ use crate::shim::{self, VxInput, VxQualItem, VxTargetItem};
 use crate::source::{InputAttr, InputBatch, Source};
 
 /// The name the methods are registered under (and JSON EXPLAIN shows).
-pub const NAME: &std::ffi::CStr = c"VecScan";
+use crate::nodes::SCAN as NAME;
 
 enum QualItem {
     Kernel(VExpr),
@@ -461,16 +462,6 @@ impl ScanState {
             Source::new(scan, &self.program.inputs, &self.program.early, &mut self.input, self.capacity)
         };
         self.source = Some(source);
-    }
-}
-
-/// The PostgreSQL side of kernel evaluation: detoasting in the batch's memory.
-pub(crate) struct PgHost;
-
-impl Host for PgHost {
-    fn detoast(&mut self, values: &mut [usize], validity: &Bitmap, rows: &[RowIdx]) {
-        let (v, b) = (values.as_mut_ptr(), validity.as_bytes().as_ptr());
-        unsafe { shim::vx_detoast(v, b, rows.len() as i32, rows.as_ptr()) };
     }
 }
 

@@ -38,7 +38,7 @@ use vexec_core::sort::{sort_rows, KeyValues, RowStore, SortKey};
 use crate::exec::input::{rows_context, ChildInput};
 use crate::shim;
 
-pub const NAME: &std::ffi::CStr = c"VecSort";
+use crate::nodes::SORT as NAME;
 
 /// Rows gathered before the first cut of a top-N sort (at least).
 const TOP_N_MIN_ROWS: usize = 8 * BATCH_CAPACITY;

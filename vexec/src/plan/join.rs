@@ -27,15 +27,15 @@ use pgrx::prelude::*;
 use vexec_core::agg::KeyKind;
 use vexec_core::report::{Alternative, Verdict};
 
-use super::agg::{key_kind, type_name};
 use super::cost;
 use super::report;
+use crate::catalog::{key_kind, type_name};
 use crate::settings::{self, Mode};
 
 static mut PREV_HOOK: pg_sys::set_join_pathlist_hook_type = None;
 
 static PATH_METHODS: SyncPtr<pg_sys::CustomPathMethods> = SyncPtr(pg_sys::CustomPathMethods {
-    CustomName: crate::exec::join::NAME.as_ptr(),
+    CustomName: crate::nodes::HASH_JOIN.as_ptr(),
     PlanCustomPath: Some(plan_custom_path),
     ReparameterizeCustomPathByChild: None,
 });

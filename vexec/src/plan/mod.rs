@@ -39,9 +39,9 @@ pub unsafe fn vector_node(path: *mut pg_sys::Path) -> Option<&'static str> {
         }
         let name = CStr::from_ptr((*(*(p as *mut pg_sys::CustomPath)).methods).CustomName);
         [
-            (crate::exec::scan::NAME, "VecScan"),
-            (crate::exec::agg::NAME, "VecAgg"),
-            (crate::exec::join::NAME, "VecHashJoin"),
+            (crate::nodes::SCAN, "VecScan"),
+            (crate::nodes::AGG, "VecAgg"),
+            (crate::nodes::HASH_JOIN, "VecHashJoin"),
         ]
         .into_iter()
         .find(|n| n.0 == name)

@@ -29,7 +29,7 @@ use crate::shim::guarded;
 static mut PREV_HOOK: pg_sys::set_rel_pathlist_hook_type = None;
 
 static PATH_METHODS: SyncPtr<pg_sys::CustomPathMethods> = SyncPtr(pg_sys::CustomPathMethods {
-    CustomName: crate::exec::scan::NAME.as_ptr(),
+    CustomName: crate::nodes::SCAN.as_ptr(),
     PlanCustomPath: Some(plan_custom_path),
     ReparameterizeCustomPathByChild: None,
 });

@@ -27,7 +27,7 @@ use crate::settings::{self, Mode};
 static mut PREV_HOOK: pg_sys::create_upper_paths_hook_type = None;
 
 static PATH_METHODS: SyncPtr<pg_sys::CustomPathMethods> = SyncPtr(pg_sys::CustomPathMethods {
-    CustomName: crate::exec::sort::NAME.as_ptr(),
+    CustomName: crate::nodes::SORT.as_ptr(),
     PlanCustomPath: Some(plan_custom_path),
     ReparameterizeCustomPathByChild: None,
 });

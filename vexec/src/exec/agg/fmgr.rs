@@ -49,7 +49,7 @@ use vexec_core::agg::state_bytes::StateForm;
 use vexec_core::agg::KeyKind;
 use vexec_core::batch::{Column, RowIdx};
 
-use crate::exec::agg::AggSplit;
+use crate::nodes::AggSplit;
 use crate::pgutil::list_ptrs;
 use crate::shim::guarded;
 
@@ -267,7 +267,7 @@ impl FmgrAgg {
     ) -> FmgrAgg {
         unsafe {
             let a = &*aggref;
-            let funcs = crate::plan::agg::aggregate_functions(a.aggfnoid).expect("a pg_aggregate entry");
+            let funcs = crate::catalog::aggregate_functions(a.aggfnoid).expect("a pg_aggregate entry");
             let mut input_types: Vec<pg_sys::Oid> = if a.aggargtypes.is_null() {
                 vec![]
             } else {
@@ -340,7 +340,7 @@ impl FmgrAgg {
             );
             let calls = [Some(trans_fcinfo), final_fn.map(|f| f.0), serial_fn, deserial_fn.map(|f| f.0)];
             let in_c = |fc: &*mut pg_sys::FunctionCallInfoBaseData| {
-                crate::plan::agg::is_c_function((*(**fc).flinfo).fn_oid)
+                crate::catalog::is_c_function((*(**fc).flinfo).fn_oid)
             };
             let stand_in = calls.iter().flatten().any(in_c).then(|| StandIn::new(aggref, cxt, query_cxt));
             if let Some(s) = &stand_in {
@@ -364,7 +364,7 @@ impl FmgrAgg {
                     .iter()
                     .zip(typmods)
                     .map(|(&t, typmod)| {
-                        let kind = crate::plan::agg::distinct_arg_kind(t, a.inputcollid, typmod)
+                        let kind = crate::catalog::distinct_arg_kind(t, a.inputcollid, typmod)
                             .expect("the planner checked the DISTINCT argument types");
                         let by_collation = matches!(kind, KeyKind::Bytes | KeyKind::Bpchar)
                             && t != pg_sys::BYTEAOID

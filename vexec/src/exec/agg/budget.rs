@@ -1,0 +1,126 @@
+//! VecAgg's memory budget and spill driver: room for new groups within
+//! hash_mem, freezing the table past it, partitions aggregated in turn.
+
+#[allow(unused_imports)]
+use super::*;
+
+impl AggState {
+    /// Bytes held by the group table, the accumulators and fmgr states.
+    pub(super) fn memory_used(&self) -> usize {
+        let Some(g) = &self.grouping else { return 0 };
+        g.table.bytes_used()
+            + g.host_keys.iter().flatten().map(HostKeys::bytes_used).sum::<usize>()
+            + self.accs.iter().map(Accumulator::bytes_used).sum::<usize>()
+            + self.fmgr.iter().flatten().map(FmgrAgg::bytes_used).sum::<usize>()
+    }
+
+    /// Before a batch of `r` rows that may each start a group: room for
+    /// them in the table and the states, by doubling while that stays
+    /// within the budget and then only up to it. When even that is too
+    /// little the table is frozen (the batch's new groups spill). Checking
+    /// only after each batch, with vectors that all double at once,
+    /// overshot hash_mem by half.
+    pub(super) unsafe fn make_room(&mut self, r: usize, incoming: &[usize]) {
+        let used = self.memory_used();
+        let Some(g) = &mut self.grouping else { return };
+        let (n, room) = (g.table.len(), g.table.room());
+        if g.frozen || (n + r <= room && !g.table.needs_key_room(incoming)) {
+            return;
+        }
+        // Key bytes alone may be short: room for them, the groups as they are.
+        let wanted = if n + r <= room { room } else { (2 * room).max(n + r).max(1024) };
+        let target = if room == 0 {
+            wanted
+        } else {
+            // The states are sized to the room reserved; the table foretells
+            // its own size (its index grows by powers of two, so a share
+            // proportional to the groups overran hash_mem).
+            let states = used.saturating_sub(g.table.bytes_used()) as f64 / room as f64;
+            let bytes_at = |t: usize| g.table.bytes_at(t, incoming) + (states * t.max(room) as f64) as usize;
+            largest_within(n + r, wanted, |t| bytes_at(t) <= g.budget).unwrap_or(0)
+        };
+        if target >= n + r || g.level >= MAX_SPILL_LEVEL {
+            g.table.reserve_groups(target.max(n + r), incoming);
+        } else {
+            unsafe { self.freeze() };
+        }
+    }
+
+    /// The table takes no new groups from here: their rows go to files.
+    pub(super) unsafe fn freeze(&mut self) {
+        let Some(g) = &mut self.grouping else { return };
+        g.frozen = true;
+        let old = unsafe { pg_sys::MemoryContextSwitchTo(self.query_cxt) };
+        g.spill = (0..SPILL_FANOUT).map(|_| unsafe { SpillFile::create() }).collect();
+        unsafe { pg_sys::MemoryContextSwitchTo(old) };
+        self.stats.spill_files += SPILL_FANOUT as u64;
+    }
+
+    /// Freeze the table once it and the accumulators outgrow the budget
+    /// anyway (states that grow without new groups: DISTINCT sets, text
+    /// extremes, fmgr states).
+    pub(super) unsafe fn check_memory(&mut self) {
+        let used = self.memory_used();
+        self.stats.peak_memory = self.stats.peak_memory.max(used);
+        let Some(g) = &self.grouping else { return };
+        if used > g.budget && !g.frozen && g.level < MAX_SPILL_LEVEL {
+            unsafe { self.freeze() };
+        }
+    }
+
+    /// The current input is consumed: its spill files wait their turn.
+    pub(super) unsafe fn input_done(&mut self) {
+        self.stage = Stage::Returning;
+        // DISTINCT aggregates through fmgr take their rows now, sorted.
+        for f in self.fmgr.iter_mut().flatten() {
+            unsafe { f.finish_distinct() };
+        }
+        let Some(g) = &mut self.grouping else { return };
+        let level = g.level + 1;
+        for mut f in std::mem::take(&mut g.spill) {
+            self.stats.spilled_bytes += f.bytes;
+            if f.rows == 0 {
+                unsafe { f.close() };
+            } else {
+                unsafe { f.rewind() };
+                g.pending.push((f, level));
+            }
+        }
+    }
+
+    /// Start on the next spilled partition: a fresh table and accumulators,
+    /// fed from the file. False when none is left.
+    pub(super) unsafe fn next_partition(&mut self) -> bool {
+        unsafe {
+            let Some(g) = &mut self.grouping else { return false };
+            let Some((mut file, level)) = g.pending.pop() else { return false };
+            g.restart(level);
+            let (types, fixed) = (g.types.clone(), g.fixed.clone());
+            self.accs = new_accumulators(&self.items, false);
+            self.fmgr.iter_mut().flatten().for_each(FmgrAgg::restart);
+            let mut buf = Vec::new();
+            let mut groups = Vec::new();
+            while let Some(batch) = file.read(&types, &fixed, &mut buf) {
+                check_for_interrupts!();
+                let rows: Vec<RowIdx> = (0..batch.len as RowIdx).collect();
+                self.feed(&batch.columns, &rows, &mut groups);
+            }
+            file.close();
+            self.input_done();
+            true
+        }
+    }
+
+    /// Close every temporary file (normal end or rescan; after an ERROR the
+    /// resource owner has closed them).
+    pub(super) unsafe fn close_files(&mut self) {
+        if let Some(g) = &mut self.grouping {
+            for f in std::mem::take(&mut g.spill) {
+                unsafe { f.close() };
+            }
+            for (f, _) in std::mem::take(&mut g.pending) {
+                unsafe { f.close() };
+            }
+        }
+    }
+}
