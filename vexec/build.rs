@@ -25,6 +25,7 @@ fn main() {
     let server = pg_config.includedir_server().expect("pg_config --includedir-server");
     cc::Build::new()
         .file("csrc/vexec_shim.c")
+        .file("csrc/vexec_heap.c")
         .include(&server)
         .include("csrc")
         .flag_if_supported("-Wno-unused-parameter")
