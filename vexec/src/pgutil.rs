@@ -12,6 +12,25 @@ pub unsafe fn list_ptrs<T>(list: *mut pg_sys::List) -> impl Iterator<Item = *mut
     (0..len).map(move |i| unsafe { (*(*list).elements.add(i)).ptr_value as *mut T })
 }
 
+/// A list of Integer nodes (a plan's `custom_private`, see
+/// `vexec_core::plan_data`), in the current memory context.
+pub fn int_list(ints: &[i32]) -> *mut pg_sys::List {
+    let mut list: *mut pg_sys::List = std::ptr::null_mut();
+    for &v in ints {
+        // SAFETY: makeInteger and lappend allocate in the current context.
+        list = unsafe { pg_sys::lappend(list, pg_sys::makeInteger(v).cast()) };
+    }
+    list
+}
+
+/// The values of a list of Integer nodes.
+///
+/// # Safety
+/// `list` is NIL or a list of Integer nodes.
+pub unsafe fn list_ints(list: *mut pg_sys::List) -> Vec<i32> {
+    unsafe { list_ptrs::<pg_sys::Integer>(list).map(|i| (*i).ival).collect() }
+}
+
 /// The attribute numbers of relation `varno` that the expressions read
 /// (system attributes negative, 0 for a whole-row reference), ascending.
 ///

@@ -10,6 +10,7 @@ pub mod batch;
 pub mod cost;
 pub mod expr;
 pub mod numeric;
+pub mod plan_data;
 pub mod report;
 pub mod sort;
 pub mod spill;

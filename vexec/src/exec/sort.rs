@@ -29,10 +29,11 @@
 use std::ptr;
 
 use crate::exec::node::{self, NodeMethods, VecNode};
-use crate::pgutil::{list_ptrs, SyncPtr};
+use crate::pgutil::{list_ints, list_ptrs, SyncPtr};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::batch::{Column, RowIdx, BATCH_CAPACITY};
+use vexec_core::plan_data::SortPlanData;
 use vexec_core::sort::{sort_rows, KeyValues, RowStore, SortKey};
 
 use crate::exec::input::{rows_context, ChildInput};
@@ -155,27 +156,6 @@ impl VecNode for SortState {
     }
 }
 
-/// custom_private of a VecSort plan: [report id, bound (-1: none), number
-/// of keys, then per key: child column, sort operator, collation, NULLS
-/// FIRST (0/1)].
-pub fn decode_private(private: &[i32]) -> (i32, Option<usize>, Vec<KeySpec>) {
-    let id = private[0];
-    let bound = (private[1] >= 0).then_some(private[1] as usize);
-    let n = private[2] as usize;
-    let keys = (0..n)
-        .map(|k| {
-            let f = &private[3 + 4 * k..3 + 4 * k + 4];
-            KeySpec {
-                col: f[0] as usize,
-                sortop: pg_sys::Oid::from(f[1] as u32),
-                collation: pg_sys::Oid::from(f[2] as u32),
-                nulls_first: f[3] != 0,
-            }
-        })
-        .collect();
-    (id, bound, keys)
-}
-
 unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut SortState {
     unsafe { node::state::<SortState>(node) }
 }
@@ -240,9 +220,19 @@ unsafe fn begin(
         let src = ChildInput::init(child_plan, estate, child_flags);
         (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), src.child.cast());
 
-        let private: Vec<i32> =
-            list_ptrs::<pg_sys::Integer>((*cscan).custom_private).map(|i| (*i).ival).collect();
-        let (_, bound, keys) = decode_private(&private);
+        let data = SortPlanData::decode(&list_ints((*cscan).custom_private))
+            .unwrap_or_else(|e| error!("vexec internal error: a VecSort plan's private data: {}", e.0));
+        let bound = data.bound;
+        let keys: Vec<KeySpec> = data
+            .keys
+            .iter()
+            .map(|k| KeySpec {
+                col: k.col,
+                sortop: pg_sys::Oid::from(k.sortop),
+                collation: pg_sys::Oid::from(k.collation),
+                nulls_first: k.nulls_first,
+            })
+            .collect();
         let typids: Vec<pg_sys::Oid> = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
             .map(|te| pg_sys::exprType((*te).expr.cast()))
             .collect();

@@ -31,6 +31,7 @@ use super::cost;
 use super::report;
 use crate::catalog::{key_kind, type_name};
 use crate::settings::{self, Mode};
+use vexec_core::plan_data::{JoinKeySpec, JoinPlanData};
 
 static mut PREV_HOOK: pg_sys::set_join_pathlist_hook_type = None;
 
@@ -809,10 +810,10 @@ unsafe extern "C-unwind" fn plan_custom_path(
                 resno += 1;
             }
         }
-        let column_of = |plan: *mut pg_sys::Plan, v: *mut pg_sys::Var| -> i32 {
+        let column_of = |plan: *mut pg_sys::Plan, v: *mut pg_sys::Var| -> usize {
             list_ptrs::<pg_sys::TargetEntry>((*plan).targetlist)
                 .position(|te| plain_var((*te).expr.cast()).is_some_and(|x| var_id(x) == var_id(v)))
-                .expect("a hash key is an output column of its input") as i32
+                .expect("a hash key is an output column of its input")
         };
         // The join filter (what matches) and, for outer joins, the filter
         // after the join.
@@ -831,19 +832,25 @@ unsafe extern "C-unwind" fn plan_custom_path(
                 joinquals = pg_sys::lappend(joinquals, clause.cast());
             }
         }
-        let mut spec: *mut pg_sys::List = std::ptr::null_mut();
-        let mut push = |v: i32| spec = pg_sys::lappend(spec, pg_sys::makeInteger(v).cast());
-        push(id);
-        push(jointype as i32);
-        push((*(*outer_plan).targetlist).length);
-        push(okeys.len() as i32);
-        for (((&o, &i), &k), &rinfo) in okeys.iter().zip(&ikeys).zip(&kinds).zip(&hash_rinfos) {
-            push(column_of(outer_plan, o));
-            push(column_of(inner_plan, i));
-            push(k);
-            // The clause's collation (a Collated key's sort keys follow it).
-            push(u32::from((*((*rinfo).clause as *mut pg_sys::OpExpr)).inputcollid) as i32);
-        }
+        let data = JoinPlanData {
+            report_id: id,
+            jointype: jointype as i32,
+            nouter: (*(*outer_plan).targetlist).length as usize,
+            keys: okeys
+                .iter()
+                .zip(&ikeys)
+                .zip(&kinds)
+                .zip(&hash_rinfos)
+                .map(|(((&o, &i), &k), &rinfo)| JoinKeySpec {
+                    outer_col: column_of(outer_plan, o),
+                    inner_col: column_of(inner_plan, i),
+                    kind: KeyKind::from_code(k).expect("a VecHashJoin path's key kind"),
+                    // The clause's collation (a Collated key's sort keys follow it).
+                    collation: u32::from((*((*rinfo).clause as *mut pg_sys::OpExpr)).inputcollid),
+                })
+                .collect(),
+        };
+        let spec = crate::pgutil::int_list(&data.encode());
         let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
         (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
         // The output keeps its own Vars: the parent matches them.

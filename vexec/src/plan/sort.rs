@@ -17,6 +17,7 @@
 use crate::pgutil::{list_ptrs, SyncPtr};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use vexec_core::plan_data::{SortKeySpec, SortPlanData};
 use vexec_core::report::{Alternative, Verdict};
 
 use super::cost;
@@ -199,17 +200,20 @@ unsafe fn consider(
             let c = cost::Cost { startup, total: startup + run, rows: (*input).rows };
 
             let id = report::next_id();
-            let mut private: *mut pg_sys::List = std::ptr::null_mut();
-            let mut push = |v: i32| private = pg_sys::lappend(private, pg_sys::makeInteger(v).cast());
-            push(id as i32);
-            push(bound.map_or(-1, |b| b as i32));
-            push(keys.len() as i32);
-            for &(col, op, coll, nf) in &keys {
-                push(col as i32);
-                push(u32::from(op) as i32);
-                push(u32::from(coll) as i32);
-                push(nf as i32);
-            }
+            let data = SortPlanData {
+                report_id: id as i32,
+                bound,
+                keys: keys
+                    .iter()
+                    .map(|&(col, op, coll, nulls_first)| SortKeySpec {
+                        col,
+                        sortop: u32::from(op),
+                        collation: u32::from(coll),
+                        nulls_first,
+                    })
+                    .collect(),
+            };
+            let private = crate::pgutil::int_list(&data.encode());
             let cp = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
             let p = &mut (*cp).path;
             p.type_ = pg_sys::NodeTag::T_CustomPath;

@@ -64,9 +64,10 @@ use crate::exec::host_keys::{self, HostKeys};
 use crate::exec::input::ChildInput;
 use crate::exec::spill::{fixed_lengths, SpillFile};
 use crate::expr::compile::phys_of;
-use crate::pgutil::list_ptrs;
+use crate::pgutil::{list_ints, list_ptrs};
 use crate::shim;
 use fmgr::FmgrAgg;
+use vexec_core::plan_data::AggPlanData;
 
 use crate::nodes::{AggSplit, AGG as NAME};
 
@@ -281,17 +282,11 @@ unsafe fn begin(
         let child = src.child;
         (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), child.cast());
 
-        // custom_private: [report id, number of keys, key kind codes...,
-        // (transition code, argument column, FILTER column)...]; custom_scan_tlist: the
-        // keys, then the aggregates.
-        let private: Vec<i32> =
-            list_ptrs::<pg_sys::Integer>((*cscan).custom_private).skip(1).map(|i| (*i).ival).collect();
-        let split = AggSplit::from_code(private[0]);
-        let private = &private[1..];
-        let nkeys = private[0] as usize;
-        let kinds: Vec<KeyKind> =
-            private[1..=nkeys].iter().map(|&c| KeyKind::from_code(c).expect("a known key kind")).collect();
-        let spec = &private[1 + nkeys..];
+        let data = AggPlanData::decode(&list_ints((*cscan).custom_private))
+            .unwrap_or_else(|e| error!("vexec internal error: a VecAgg plan's private data: {}", e.0));
+        let split = data.split;
+        let nkeys = data.key_kinds.len();
+        let kinds = data.key_kinds;
         let scan_types: Vec<pg_sys::Oid> = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
             .map(|te| pg_sys::exprType((*te).expr.cast()))
             .collect();
@@ -299,29 +294,21 @@ unsafe fn begin(
         let aggrefs = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
             .skip(nkeys)
             .map(|te| (*te).expr as *mut pg_sys::Aggref);
-        // Per aggregate: transition code, FILTER column, number of
-        // arguments, their columns.
-        let mut specs: Vec<(i32, i32, Vec<usize>)> = Vec::new();
-        let mut rest = spec;
-        while let [code, filter, nargs, tail @ ..] = rest {
-            let (args, tail) = tail.split_at(*nargs as usize);
-            specs.push((*code, *filter, args.iter().map(|&a| a as usize).collect()));
-            rest = tail;
-        }
         let aggrefs: Vec<*mut pg_sys::Aggref> = aggrefs.collect();
-        let items: Vec<AggItem> = specs
+        let items: Vec<AggItem> = data
+            .aggs
             .into_iter()
             .zip(result_types)
             .zip(aggrefs.iter().copied())
-            .map(|((s, result_type), aggref)| {
-                let transition = Transition::from_code(s.0).expect("a known transition code");
+            .map(|((spec, result_type), aggref)| {
+                let transition = spec.transition;
                 let collid = (*aggref).inputcollid;
                 let by_collation = matches!(transition, Transition::MinMaxBytes { .. })
                     && !crate::expr::compile::collation_allows(collid, false);
                 AggItem {
                     transition,
-                    args: s.2,
-                    filter: (s.1 >= 0).then_some(s.1 as usize),
+                    args: spec.args,
+                    filter: spec.filter,
                     result_type,
                     arg_scale: None,
                     collation: by_collation.then_some(collid),

@@ -59,11 +59,12 @@ use std::ffi::c_void;
 use std::ptr;
 
 use crate::exec::node::{self, BatchOps, BatchSource, NodeMethods, VecNode, VectorBatch};
-use crate::pgutil::{list_ptrs, SyncPtr};
+use crate::pgutil::{list_ints, list_ptrs, SyncPtr};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::agg::{largest_within, GroupTable, KeyKind, NO_GROUP};
 use vexec_core::batch::{Column, RowIdx, Values, BATCH_CAPACITY};
+use vexec_core::plan_data::JoinPlanData;
 use vexec_core::spill::{partition_of, SpilledBatch};
 
 use crate::exec::host_keys::{self, HostKeys};
@@ -463,23 +464,15 @@ unsafe fn begin(
     unsafe {
         let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
         let plans: Vec<*mut pg_sys::Plan> = list_ptrs((*cscan).custom_plans).collect();
-        // custom_private: [id, join type, outer columns, number of keys, then
-        // per key: outer column, inner column, key kind, collation].
-        let p: Vec<i32> = list_ptrs::<pg_sys::Integer>((*cscan).custom_private).map(|i| (*i).ival).collect();
-        let jointype = JoinType::from_pg(p[1] as pg_sys::JoinType::Type);
-        let nouter = p[2] as usize;
-        let nkeys = p[3] as usize;
+        let data = JoinPlanData::decode(&list_ints((*cscan).custom_private))
+            .unwrap_or_else(|e| error!("vexec internal error: a VecHashJoin plan's private data: {}", e.0));
+        let jointype = JoinType::from_pg(data.jointype as pg_sys::JoinType::Type);
+        let nouter = data.nouter;
         let shares_build = (*cscan).scan.plan.parallel_aware;
-        let mut okeys = Vec::new();
-        let mut ikeys = Vec::new();
-        let mut kinds = Vec::new();
-        let mut collations = Vec::new();
-        for k in 0..nkeys {
-            okeys.push(p[4 + 4 * k] as usize);
-            ikeys.push(p[5 + 4 * k] as usize);
-            kinds.push(KeyKind::from_code(p[6 + 4 * k]).expect("a known key kind"));
-            collations.push(pg_sys::Oid::from(p[7 + 4 * k] as u32));
-        }
+        let okeys: Vec<usize> = data.keys.iter().map(|k| k.outer_col).collect();
+        let ikeys: Vec<usize> = data.keys.iter().map(|k| k.inner_col).collect();
+        let kinds: Vec<KeyKind> = data.keys.iter().map(|k| k.kind).collect();
+        let collations: Vec<pg_sys::Oid> = data.keys.iter().map(|k| pg_sys::Oid::from(k.collation)).collect();
         let child_flags =
             eflags & !(pg_sys::EXEC_FLAG_REWIND | pg_sys::EXEC_FLAG_BACKWARD | pg_sys::EXEC_FLAG_MARK) as i32;
         // Key types, for the host-keyed kinds: the outer side's (both sides

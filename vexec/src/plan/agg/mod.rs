@@ -28,6 +28,7 @@ use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::agg::{KeyKind, MomentsFinal, Transition};
+use vexec_core::plan_data::{AggPlanData, AggSpec};
 use vexec_core::report::{Alternative, Verdict};
 
 use super::cost;
@@ -782,7 +783,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
             .next()
             .map_or(vec![], |l| list_ptrs::<pg_sys::Integer>(l.cast()).map(|i| (*i).ival).collect());
         let split = private.next().map_or(0, |n| (*(n as *mut pg_sys::Integer)).ival);
-        let split = AggSplit::from_code(split);
+        let split = AggSplit::from_code(split).expect("a VecAgg path's split");
         report::mark_chosen(id as u32);
         let child = list_ptrs::<pg_sys::Plan>(custom_plans).next().expect("VecAgg has a child plan");
         let child_exprs: Vec<*mut pg_sys::Node> =
@@ -790,46 +791,43 @@ unsafe extern "C-unwind" fn plan_custom_path(
 
         let (aggs, _) = aggregates_of(tlist, having);
         // custom_scan_tlist: the keys (child columns 0..), then the
-        // aggregates; private: the split, the key kinds, then per aggregate
-        // its transition code, the child column of its FILTER (-1: none),
-        // the number of its arguments and their child columns.
+        // aggregates; custom_private: AggPlanData.
         let mut scan_tlist: *mut pg_sys::List = std::ptr::null_mut();
-        let mut spec: *mut pg_sys::List =
-            pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id).cast());
-        spec = pg_sys::lappend(spec, pg_sys::makeInteger(split as i32).cast());
-        spec = pg_sys::lappend(spec, pg_sys::makeInteger(keys.len() as i32).cast());
-        for (i, (&k, &kind)) in keys.iter().zip(&kinds).enumerate() {
+        let mut data = AggPlanData {
+            report_id: id,
+            split,
+            key_kinds: kinds
+                .iter()
+                .map(|&c| KeyKind::from_code(c).expect("a VecAgg path's key kind"))
+                .collect(),
+            aggs: Vec::new(),
+        };
+        for (i, &k) in keys.iter().enumerate() {
             let te = pg_sys::makeTargetEntry(k.cast(), (i + 1) as i16, std::ptr::null_mut(), false);
             scan_tlist = pg_sys::lappend(scan_tlist, te.cast());
-            spec = pg_sys::lappend(spec, pg_sys::makeInteger(kind).cast());
         }
         for (i, &a) in aggs.iter().enumerate() {
             let te =
                 pg_sys::makeTargetEntry(a.cast(), (keys.len() + i + 1) as i16, std::ptr::null_mut(), false);
             scan_tlist = pg_sys::lappend(scan_tlist, te.cast());
-            let t =
+            let transition =
                 transition_of(a).unwrap_or_else(|why| panic!("VecAgg planned without a transition: {why}"));
             let column_of = |e: *mut pg_sys::Node| {
                 child_exprs.iter().position(|&x| pg_sys::equal(x.cast(), e.cast())).expect("input in child")
-                    as i32
             };
             // A Finalize VecAgg reads the partial state of aggregate i in
             // the Gather's column nkeys + i; the FILTER was applied below.
             let (args, filter) = if split == AggSplit::Finalize {
-                (vec![(keys.len() + i) as i32], -1)
+                (vec![keys.len() + i], None)
             } else {
                 let args = agg_args(a).into_iter().map(column_of).collect();
                 let filter =
-                    Some((*a).aggfilter as *mut pg_sys::Node).filter(|f| !f.is_null()).map_or(-1, column_of);
+                    Some((*a).aggfilter as *mut pg_sys::Node).filter(|f| !f.is_null()).map(column_of);
                 (args, filter)
             };
-            spec = pg_sys::lappend(spec, pg_sys::makeInteger(t.code()).cast());
-            spec = pg_sys::lappend(spec, pg_sys::makeInteger(filter).cast());
-            spec = pg_sys::lappend(spec, pg_sys::makeInteger(args.len() as i32).cast());
-            for arg in args {
-                spec = pg_sys::lappend(spec, pg_sys::makeInteger(arg).cast());
-            }
+            data.aggs.push(AggSpec { transition, filter, args });
         }
+        let spec = crate::pgutil::int_list(&data.encode());
         let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
         (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
         (*cscan).scan.plan.targetlist = tlist;
