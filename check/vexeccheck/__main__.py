@@ -13,7 +13,7 @@ import time
 from . import legs
 
 LEG_NAMES = ["pg18", "pg19", "diff-pgsuite", "diff-regress", "diff-tpch", "answers-tpch", "answers-clickbench",
-             "tpcds", "planner-sweep", "sqlsmith", "cancel"]
+             "tpcds", "planner-sweep", "suite-sweep", "sqlsmith", "cancel"]
 CLUSTER_LEGS = {"diff-tpch", "answers-tpch", "answers-clickbench", "tpcds", "planner-sweep", "sqlsmith", "cancel"}
 
 
@@ -61,6 +61,8 @@ def main(argv=None) -> int:
             elif name == "planner-sweep":
                 res = legs.leg_planner_sweep(cluster, args.state, sweep_corpora(args.state, cluster, full),
                                              execute=False)
+            elif name == "suite-sweep":
+                res = legs.leg_suite_sweep(args.state, full)
             elif name == "cancel":
                 res = legs.leg_cancel(cluster, args.cancel_iterations)
             else:

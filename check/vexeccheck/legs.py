@@ -488,6 +488,55 @@ def leg_planner_sweep(cluster: Cluster, state: str, corpora: list[tuple[Dataset,
     return r
 
 
+# Settings the suite sweep runs PostgreSQL's and vexec's suites under (on
+# top of vexec preloaded); the slice runs the first two.
+SUITE_SWEEP = [
+    ("vexec.mode = auto", "vexec.min_rows = 0"),
+    ("vexec.mode = force", "enable_seqscan = off"),
+    ("vexec.mode = force", "vexec.enable_scan = off"),
+    ("vexec.mode = auto", "vexec.min_rows = 0", "enable_hashjoin = off", "enable_hashagg = off"),
+    ("vexec.mode = force", "max_parallel_workers_per_gather = 0", "vexec.enable_hashjoin = off"),
+    ("vexec.mode = auto", "vexec.min_rows = 0", "vexec.enable_agg = off", "vexec.enable_sort = off"),
+]
+
+
+def leg_suite_sweep(state: str, full: bool) -> LegResult:
+    """PostgreSQL's suite (PG 19; the slice in make test) and vexec's own
+    suite run under each of SUITE_SWEEP: their outputs differ in plans (not
+    checked here), but no test may crash the server or meet an internal
+    error (a panic, "vexec internal error")."""
+    r = LegResult("suite-sweep" + ("" if full else " (slice)"))
+    configs = SUITE_SWEEP if full else SUITE_SWEEP[:2]
+    d = os.path.join(state, "suite-sweep")
+    for i, extra in enumerate(configs):
+        what = ", ".join(extra)
+        log(f"suite sweep: PostgreSQL's suite on 19 with {what}")
+        run = pgsuite.run(19, d, f"pg19-sweep{i}", full, preload=True, extra=extra, port=56200)
+        own = _own_suite(os.path.join(d, f"own-sweep{i}"), extra)
+        for suite, res in (("pg19", run), ("vexec", own)):
+            r.queries += len(res.tests)
+            broken = pgsuite.breakage(res)
+            for b in broken:
+                r.fail(f"{suite} suite [{what}]: {b} ({res.out_dir})")
+            r.passed += len(res.tests) - len({b.split(":", 1)[0] for b in broken})
+    return r
+
+
+def _own_suite(out: str, extra: tuple[str, ...]) -> "pgsuite.SuiteRun":
+    """vexec's pg_regress suite with `extra` in the server's configuration."""
+    subprocess.run(["rm", "-rf", out])
+    os.makedirs(out)
+    conf = os.path.join(out, "extra.conf")
+    with open(conf, "w") as f:
+        f.write("shared_preload_libraries = 'vexec'\nshared_buffers = 256MB\nmax_connections = 20\n")
+        f.write("max_parallel_workers_per_gather = 2\n" + "".join(s + "\n" for s in extra))
+    args = [pgsuite.pg_regress(19), f"--temp-instance={out}/instance", f"--temp-config={conf}",
+            f"--bindir={pgsuite.bindir(19)}", f"--inputdir={REPO}/regress", f"--outputdir={out}",
+            f"--schedule={REPO}/regress/schedule", "--dbname=vexec_regress", "--port=56300"]
+    p = subprocess.run(args, capture_output=True, text=True)
+    return pgsuite.SuiteRun("own", out, p.returncode, pgsuite.parse_results(p.stdout))
+
+
 # --- sqlsmith --------------------------------------------------------------------
 
 SMITH_TABLE = """

@@ -103,7 +103,7 @@ def parse_results(log: str) -> dict[str, bool]:
 
 
 def run(v: int, state: str, name: str, full: bool, preload: bool, mode: str | None = None,
-        expected_from: "SuiteRun | None" = None, port: int = 56000) -> SuiteRun:
+        expected_from: "SuiteRun | None" = None, port: int = 56000, extra: tuple[str, ...] = ()) -> SuiteRun:
     """One run of the suite on a temporary PostgreSQL v cluster."""
     out = os.path.join(state, name)
     # A temporary instance left running by an interrupted run goes first.
@@ -125,6 +125,8 @@ def run(v: int, state: str, name: str, full: bool, preload: bool, mode: str | No
             f.write("shared_preload_libraries = 'vexec'\n")
         if mode:
             f.write(f"vexec.mode = {mode}\n")
+        for setting in extra:
+            f.write(setting + "\n")
     args = [pg_regress(v), f"--temp-instance={out}/instance", f"--temp-config={conf}",
             f"--bindir={bindir(v)}", f"--inputdir={REGRESS_DIR}", f"--outputdir={out}",
             f"--schedule={schedule(state, full)}", f"--dlpath={build_regress_so(v, state)}",
@@ -201,6 +203,30 @@ def order_only_difference(a: SuiteRun, b: SuiteRun, test: str) -> bool:
     except OSError:
         return False
     return collections.Counter(_plan_normalized(x)) == collections.Counter(_plan_normalized(y))
+
+
+# What a crash or an internal error of vexec leaves in a suite's output.
+_BREAKAGE = re.compile(r"server closed the connection unexpectedly|connection to server was lost|"
+                       r"vexec internal error|panicked at|terminated by signal")
+
+
+def breakage(run: SuiteRun) -> list[str]:
+    """Crashes and internal errors of a run: in its result files and in the
+    temporary instance's server log."""
+    found = []
+    for test in sorted(run.tests):
+        try:
+            text = open(run.result_file(test), errors="replace").read()
+        except OSError:
+            continue
+        for m in _BREAKAGE.finditer(text):
+            found.append(f"{test}: {m.group(0)}")
+    log = os.path.join(run.out_dir, "log", "postmaster.log")
+    if os.path.exists(log):
+        for line in open(log, errors="replace"):
+            if "terminated by signal" in line or "panicked at" in line:
+                found.append("server log: " + line.strip()[:200])
+    return found
 
 
 def same_output(a: SuiteRun, b: SuiteRun, test: str) -> bool:
