@@ -9,6 +9,7 @@ pub mod agg;
 pub mod batch;
 pub mod cost;
 pub mod expr;
+pub mod join;
 pub mod numeric;
 pub mod plan_data;
 pub mod report;

@@ -17,6 +17,16 @@
 
 use crate::batch::{varlena, Bitmap, Column, PhysType, RowIdx, Values};
 
+/// Temporary files per spill, for VecAgg and VecHashJoin alike (a power of
+/// two: each level of recursion partitions on the next 4 bits of the hash).
+/// 16 keeps a spill's write buffers small (16 BufFiles of 8 kB) while a
+/// partition too large for memory rarely needs a second level.
+pub const FANOUT: usize = 16;
+/// Past this recursion level a partition is processed in memory whatever
+/// its size: 16 levels of 4 bits use all 64 bits of the hash, and another
+/// level would put every row in one partition again.
+pub const MAX_LEVEL: u32 = 15;
+
 /// The partition (of `fanout`, a power of two) of a row with hash `hash`
 /// at recursion level `level` (0 for the first spill).
 pub fn partition_of(hash: u64, level: u32, fanout: usize) -> usize {
@@ -186,6 +196,9 @@ mod tests {
     fn partitions_use_fresh_bits_per_level() {
         let h = 0xABCD_0000_0000_0000u64;
         assert_eq!(partition_of(h, 0, 16), 0xA);
+        // The last level's bits are the hash's lowest: MAX_LEVEL uses them all.
+        assert_eq!(FANOUT.trailing_zeros() * (MAX_LEVEL + 1), 64);
+        assert_eq!(partition_of(0xF, MAX_LEVEL, FANOUT), 0xF);
         assert_eq!(partition_of(h, 1, 16), 0xB);
         assert_eq!(partition_of(h, 2, 16), 0xC);
         // Rows of one level-0 partition spread over level-1 partitions.

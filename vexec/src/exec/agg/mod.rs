@@ -80,12 +80,7 @@ mod output;
 use output::*;
 pub use output::{batch_columns, BatchShape};
 
-/// Temporary files per spill (a power of two; each level of recursion
-/// partitions on the next 4 bits of the key hash).
-const SPILL_FANOUT: usize = 16;
-/// Past this recursion level a partition is aggregated in memory whatever
-/// its size (16 levels use all 64 bits of the hash).
-const MAX_SPILL_LEVEL: u32 = 15;
+use vexec_core::spill::{FANOUT as SPILL_FANOUT, MAX_LEVEL as MAX_SPILL_LEVEL};
 
 /// One aggregate: its transition and the child columns of its argument
 /// and of its FILTER (a boolean: the rows where it is true count).

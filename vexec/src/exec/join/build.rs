@@ -81,17 +81,10 @@ impl JoinState {
             let keys = self.inner.key_columns(&held.columns, &keyed);
             let cols: Vec<&Column> = keys.iter().map(|c| c.as_ref()).collect();
             self.table.groups.assign(&cols, &keyed, &mut groups);
-            self.table.heads.resize(self.table.groups.len(), NONE);
-            let first_id = (b << ROW_BITS) as usize;
-            self.table.next.resize(first_id + BATCH_CAPACITY, NONE);
+            let ngroups = self.table.groups.len();
+            self.table.chains.link_batch(b, base, &keyed, &groups, ngroups);
             if self.jointype.keeps_inner() {
-                self.table.matched.resize(first_id + BATCH_CAPACITY, false);
-            }
-            // Chained in reverse so that a key's rows are met in input order.
-            for (&r, &g) in keyed.iter().zip(&groups).rev() {
-                let id = (b << ROW_BITS) | (base + r as u32);
-                self.table.next[id as usize] = self.table.heads[g as usize];
-                self.table.heads[g as usize] = id;
+                self.table.matched.resize(row_id(b, 0) as usize + BATCH_CAPACITY, false);
             }
             self.table.bytes +=
                 columns_bytes(&held.columns) + held._spilled.as_ref().map_or(0, |s| s.arena_bytes());
@@ -155,16 +148,15 @@ impl JoinState {
         } else {
             room
         };
-        let slots = if slots_needed > t.next.capacity() {
-            largest_within(slots_needed, (2 * t.next.capacity()).max(slots_needed), |s| fits(groups, s))
+        let slots = if slots_needed > t.chains.slots() {
+            largest_within(slots_needed, (2 * t.chains.slots()).max(slots_needed), |s| fits(groups, s))
                 .unwrap_or(slots_needed)
         } else {
             slots_needed
         };
         let t = &mut self.table;
         t.groups.reserve_groups(groups, &key_bytes);
-        t.heads.reserve_exact(groups.saturating_sub(t.heads.len()));
-        t.next.reserve_exact(slots.saturating_sub(t.next.len()));
+        t.chains.reserve(groups, slots);
         if marks {
             t.matched.reserve_exact(slots.saturating_sub(t.matched.len()));
         }

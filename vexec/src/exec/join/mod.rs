@@ -64,6 +64,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::agg::{largest_within, GroupTable, KeyKind, NO_GROUP};
 use vexec_core::batch::{Column, RowIdx, Values, BATCH_CAPACITY};
+use vexec_core::join::{row_id, split_row_id, JoinType, KeyChains, NO_ROW, ROW_BITS};
 use vexec_core::plan_data::JoinPlanData;
 use vexec_core::spill::{partition_of, SpilledBatch};
 
@@ -84,54 +85,14 @@ use build::*;
 use probe::*;
 use shared::*;
 
-const FANOUT: usize = 16;
-const MAX_LEVEL: u32 = 15;
-/// No row (end of a chain).
-const NONE: u32 = u32::MAX;
-/// Row ids: batch number << ROW_BITS | row in batch.
-const ROW_BITS: u32 = 10;
+use vexec_core::spill::{FANOUT, MAX_LEVEL};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum JoinType {
-    Inner,
-    Left,
-    Full,
-    Right,
-    Semi,
-    Anti,
-}
-
-impl JoinType {
-    fn from_pg(jt: pg_sys::JoinType::Type) -> JoinType {
-        use pg_sys::JoinType::*;
-        match jt {
-            JOIN_LEFT => JoinType::Left,
-            JOIN_FULL => JoinType::Full,
-            JOIN_RIGHT => JoinType::Right,
-            JOIN_SEMI => JoinType::Semi,
-            JOIN_ANTI => JoinType::Anti,
-            _ => JoinType::Inner,
-        }
-    }
-    /// Unmatched outer rows are returned (null-extended, or alone for anti).
-    fn keeps_outer(self) -> bool {
-        matches!(self, JoinType::Left | JoinType::Full | JoinType::Anti)
-    }
-    /// Unmatched inner rows are returned.
-    fn keeps_inner(self) -> bool {
-        matches!(self, JoinType::Right | JoinType::Full)
-    }
-    fn name(self) -> &'static str {
-        match self {
-            JoinType::Inner => "Inner",
-            JoinType::Left => "Left",
-            JoinType::Full => "Full",
-            JoinType::Right => "Right",
-            JoinType::Semi => "Semi",
-            JoinType::Anti => "Anti",
-        }
-    }
-}
+// PostgreSQL's JoinType values that vexec_core::join::JoinType::from_pg reads.
+const _: () = {
+    use pg_sys::JoinType::*;
+    assert!(JOIN_INNER == 0 && JOIN_LEFT == 1 && JOIN_FULL == 2 && JOIN_RIGHT == 3);
+    assert!(JOIN_SEMI == 4 && JOIN_ANTI == 5);
+};
 
 /// One input of the join.
 struct Side {
@@ -157,9 +118,8 @@ struct Table {
     batches: Vec<Held>,
     lens: Vec<usize>,
     groups: GroupTable,
-    heads: Vec<u32>,
-    /// Per row id, the next row of its key.
-    next: Vec<u32>,
+    /// The rows of each key group (vexec_core::join).
+    chains: KeyChains,
     /// Per row id, whether it matched (right and full joins).
     matched: Vec<bool>,
     bytes: usize,
@@ -172,8 +132,7 @@ impl Table {
             batches: Vec::new(),
             lens: Vec::new(),
             groups: GroupTable::new(kinds),
-            heads: Vec::new(),
-            next: Vec::new(),
+            chains: KeyChains::default(),
             matched: Vec::new(),
             bytes: 0,
             rows: 0,
@@ -186,9 +145,7 @@ impl Table {
 
     /// The group table, the chains and the matched marks.
     fn vector_bytes(&self) -> usize {
-        self.groups.bytes_used()
-            + (self.heads.capacity() + self.next.capacity()) * 4
-            + self.matched.capacity()
+        self.groups.bytes_used() + self.chains.bytes() + self.matched.capacity()
     }
 
     /// What [`Table::vector_bytes`] will be with room for `groups` keys and
@@ -196,10 +153,7 @@ impl Table {
     /// key bytes (`GroupTable::key_bytes`).
     fn vector_bytes_at(&self, groups: usize, slots: usize, marks: bool, incoming: &[usize]) -> usize {
         let marks = if marks { self.matched.capacity().max(slots) } else { self.matched.capacity() };
-        self.groups.bytes_at(groups, incoming)
-            + self.heads.capacity().max(groups) * 4
-            + self.next.capacity().max(slots) * 4
-            + marks
+        self.groups.bytes_at(groups, incoming) + self.chains.bytes_at(groups, slots) + marks
     }
 }
 
@@ -466,7 +420,8 @@ unsafe fn begin(
         let plans: Vec<*mut pg_sys::Plan> = list_ptrs((*cscan).custom_plans).collect();
         let data = JoinPlanData::decode(&list_ints((*cscan).custom_private))
             .unwrap_or_else(|e| error!("vexec internal error: a VecHashJoin plan's private data: {}", e.0));
-        let jointype = JoinType::from_pg(data.jointype as pg_sys::JoinType::Type);
+        let jointype = JoinType::from_pg(data.jointype as u32)
+            .unwrap_or_else(|| error!("vexec internal error: VecHashJoin of join type {}", data.jointype));
         let nouter = data.nouter;
         let shares_build = (*cscan).scan.plan.parallel_aware;
         let okeys: Vec<usize> = data.keys.iter().map(|k| k.outer_col).collect();

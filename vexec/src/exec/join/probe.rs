@@ -45,12 +45,12 @@ impl JoinState {
                 let cols: Vec<&Column> = keys.iter().map(|c| c.as_ref()).collect();
                 self.table.groups.lookup(&cols, &keyed, &mut groups, &mut hashes);
                 // Per live row, the head of its key's chain.
-                let mut heads = vec![NONE; rows.len()];
+                let mut heads = vec![NO_ROW; rows.len()];
                 let mut k = 0;
                 for (i, &r) in rows.iter().enumerate() {
                     if k < keyed.len() && keyed[k] == r {
                         if groups[k] != NO_GROUP {
-                            heads[i] = self.table.heads[groups[k] as usize];
+                            heads[i] = self.table.chains.head(groups[k]);
                         }
                         k += 1;
                     }
@@ -60,7 +60,7 @@ impl JoinState {
                 let (rows, heads): (Vec<RowIdx>, Vec<u32>) = if keeps_outer {
                     (rows, heads)
                 } else {
-                    rows.iter().zip(&heads).filter(|&(_, &h)| h != NONE).map(|(&r, &h)| (r, h)).unzip()
+                    rows.iter().zip(&heads).filter(|&(_, &h)| h != NO_ROW).map(|(&r, &h)| (r, h)).unzip()
                 };
                 if rows.is_empty() {
                     continue;
@@ -70,7 +70,7 @@ impl JoinState {
                     rows,
                     heads,
                     pos: 0,
-                    cursor: NONE,
+                    cursor: NO_ROW,
                     started: false,
                     matched: false,
                     ended: false,
@@ -111,8 +111,8 @@ impl JoinState {
             let ninner = self.inner.src.types.len();
             match inner {
                 Some(id) => {
-                    let held = &self.table.batches[(id >> ROW_BITS) as usize];
-                    let r = (id & ((1 << ROW_BITS) - 1)) as usize;
+                    let (b, r) = split_row_id(id);
+                    let held = &self.table.batches[b];
                     for (c, col) in held.columns.iter().enumerate() {
                         let valid = col.is_valid(r);
                         *isnull.add(nouter + c) = !valid;
@@ -203,10 +203,9 @@ impl JoinState {
                         let mut found = None;
                         let nb = self.table.batches.len() as u32;
                         while (id >> ROW_BITS) < nb {
-                            let b = (id >> ROW_BITS) as usize;
-                            let r = (id & ((1 << ROW_BITS) - 1)) as usize;
+                            let (b, r) = split_row_id(id);
                             if r >= self.table.lens[b] {
-                                id = ((b as u32) + 1) << ROW_BITS;
+                                id = row_id(b as u32 + 1, 0);
                                 continue;
                             }
                             if !self.table.matched[id as usize] {
@@ -251,7 +250,7 @@ impl JoinState {
                             p.cursor = p.heads[p.pos];
                         }
                         let o = p.rows[p.pos] as usize;
-                        if p.cursor == NONE {
+                        if p.cursor == NO_ROW {
                             // The outer row's matches are done.
                             let unmatched = !p.matched;
                             p.pos += 1;
@@ -265,7 +264,7 @@ impl JoinState {
                             continue;
                         }
                         let id = p.cursor;
-                        p.cursor = self.table.next[id as usize];
+                        p.cursor = self.table.chains.next(id);
                         self.fill_row(node, fill, Some(o), Some(id));
                         if !passes(self.joinqual, econtext) {
                             continue;
@@ -277,13 +276,13 @@ impl JoinState {
                         }
                         match self.jointype {
                             JoinType::Anti => {
-                                p.cursor = NONE;
+                                p.cursor = NO_ROW;
                                 p.pos += 1;
                                 p.started = false;
                                 continue;
                             }
                             JoinType::Semi => {
-                                p.cursor = NONE;
+                                p.cursor = NO_ROW;
                                 p.pos += 1;
                                 p.started = false;
                             }
@@ -358,7 +357,7 @@ impl JoinState {
                 picks.iter().map(|&(o, _)| o.map(|o| (0, o as u16))).collect();
             let inner_rows: Vec<Option<(u32, u16)>> = picks
                 .iter()
-                .map(|&(_, i)| i.map(|id| (id >> ROW_BITS, (id & ((1 << ROW_BITS) - 1)) as u16)))
+                .map(|&(_, i)| i.map(|id| split_row_id(id)).map(|(b, r)| (b as u32, r as u16)))
                 .collect();
             for c in needed {
                 gathered[c] = Some(if c < self.nouter {
