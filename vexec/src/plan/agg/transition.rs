@@ -118,7 +118,7 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
             ("bool_and" | "every", [t]) if *t == BOOLOID => Some(Transition::MinMaxInt { max: false }),
             ("bool_or", [t]) if *t == BOOLOID => Some(Transition::MinMaxInt { max: true }),
             // Under the C collation bytewise; under others through the
-            // collation's own order (exec/agg.rs).
+            // collation's own order (exec/agg/).
             ("min" | "max", [t]) if *t == TEXTOID => {
                 if a.inputcollid == pg_sys::InvalidOid {
                     return Err(format!("{name}(text) without a collation"));
@@ -201,7 +201,7 @@ pub(super) unsafe fn fmgr_distinct(
 }
 
 /// An aggregate without a vector transition runs its own transition and
-/// final functions through fmgr inside VecAgg (exec/agg.rs), when its state
+/// final functions through fmgr inside VecAgg (exec/agg/), when its state
 /// is an SQL value: an `internal` state needs an aggregate context
 /// (AggCheckCallContext) that only PostgreSQL's Agg node provides.
 pub(super) unsafe fn fmgr_transition(
