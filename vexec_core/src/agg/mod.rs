@@ -3,6 +3,7 @@
 //! PostgreSQL's aggregates by OID; everything here is pure computation.
 
 pub mod accum;
+pub mod budget;
 pub mod collated;
 pub mod distinct_rows;
 pub mod encoded;

@@ -3,6 +3,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use vexec_core::agg::budget::{must_freeze, room_for_batch, Room, TableNow};
 
 impl AggState {
     /// Bytes held by the group table, the accumulators and fmgr states.
@@ -23,26 +24,21 @@ impl AggState {
     pub(super) unsafe fn make_room(&mut self, r: usize, incoming: &[usize]) {
         let used = self.memory_used();
         let Some(g) = &mut self.grouping else { return };
-        let (n, room) = (g.table.len(), g.table.room());
-        if g.frozen || (n + r <= room && !g.table.needs_key_room(incoming)) {
+        if g.frozen {
             return;
         }
-        // Key bytes alone may be short: room for them, the groups as they are.
-        let wanted = if n + r <= room { room } else { (2 * room).max(n + r).max(1024) };
-        let target = if room == 0 {
-            wanted
-        } else {
-            // The states are sized to the room reserved; the table foretells
-            // its own size (its index grows by powers of two, so a share
-            // proportional to the groups overran hash_mem).
-            let states = used.saturating_sub(g.table.bytes_used()) as f64 / room as f64;
-            let bytes_at = |t: usize| g.table.bytes_at(t, incoming) + (states * t.max(room) as f64) as usize;
-            largest_within(n + r, wanted, |t| bytes_at(t) <= g.budget).unwrap_or(0)
+        let now = TableNow {
+            groups: g.table.len(),
+            room: g.table.room(),
+            table_bytes: g.table.bytes_used(),
+            used_bytes: used,
+            needs_key_room: g.table.needs_key_room(incoming),
+            level: g.level,
         };
-        if target >= n + r || g.level >= MAX_SPILL_LEVEL {
-            g.table.reserve_groups(target.max(n + r), incoming);
-        } else {
-            unsafe { self.freeze() };
+        match room_for_batch(now, r, g.budget, |t| g.table.bytes_at(t, incoming)) {
+            Room::Enough => {}
+            Room::Reserve(groups) => g.table.reserve_groups(groups, incoming),
+            Room::Freeze => unsafe { self.freeze() },
         }
     }
 
@@ -63,7 +59,7 @@ impl AggState {
         let used = self.memory_used();
         self.stats.peak_memory = self.stats.peak_memory.max(used);
         let Some(g) = &self.grouping else { return };
-        if used > g.budget && !g.frozen && g.level < MAX_SPILL_LEVEL {
+        if must_freeze(used, g.budget, g.frozen, g.level) {
             unsafe { self.freeze() };
         }
     }

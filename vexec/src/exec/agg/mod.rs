@@ -54,8 +54,7 @@ use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::agg::{
-    largest_within, table_layout, Accumulator, AggError, AggResult, GroupTable, KeyKind, TextOrder,
-    Transition, NO_GROUP,
+    table_layout, Accumulator, AggError, AggResult, GroupTable, KeyKind, TextOrder, Transition, NO_GROUP,
 };
 use vexec_core::batch::{full_selection, Column, PhysType, RowIdx, Values, BATCH_CAPACITY};
 use vexec_core::spill::partition_of;
@@ -80,7 +79,7 @@ mod output;
 use output::*;
 pub use output::{batch_columns, BatchShape};
 
-use vexec_core::spill::{FANOUT as SPILL_FANOUT, MAX_LEVEL as MAX_SPILL_LEVEL};
+use vexec_core::spill::FANOUT as SPILL_FANOUT;
 
 /// One aggregate: its transition and the child columns of its argument
 /// and of its FILTER (a boolean: the rows where it is true count).
