@@ -224,7 +224,7 @@ static REGISTERED: OnceLock<Vec<&'static NodeMethods>> = OnceLock::new();
 /// executor methods for [`batch_source`].
 pub fn register(scans: &[&'static SyncPtr<pg_sys::CustomScanMethods>], nodes: Vec<&'static NodeMethods>) {
     for s in scans {
-        // SAFETY: a static table PostgreSQL keeps a pointer to.
+        // SAFETY: a static table that lives as long as the process.
         unsafe { pg_sys::RegisterCustomScanMethods(&s.0) };
     }
     let _ = REGISTERED.set(nodes);
@@ -236,6 +236,9 @@ pub fn register(scans: &[&'static SyncPtr<pg_sys::CustomScanMethods>], nodes: Ve
 /// # Safety
 /// `child` is a valid PlanState.
 pub unsafe fn batch_source(child: *mut pg_sys::PlanState) -> Option<&'static BatchOps> {
+    // SAFETY: `child` is a valid PlanState (caller); `methods` is read only
+    // after the tag says it is a CustomScanState, and the node is ours (its
+    // methods are registered) before `gives_batches` casts its state.
     unsafe {
         if (*child).type_ != pg_sys::NodeTag::T_CustomScanState {
             return None;
@@ -251,12 +254,14 @@ impl BatchOps {
     /// # Safety
     /// `node` is the node these ops were found for ([`batch_source`]).
     pub unsafe fn next_batch(&self, node: *mut pg_sys::PlanState) -> Option<VectorBatch> {
+        // SAFETY: these ops were found for `node` (caller).
         unsafe { (self.next_batch)(node.cast()) }
     }
 
     /// # Safety
     /// As `next_batch`, before the first batch.
     pub unsafe fn request_scaled(&self, node: *mut pg_sys::PlanState, target: usize) -> Option<u16> {
+        // SAFETY: as next_batch.
         unsafe { (self.request_scaled)(node.cast(), target) }
     }
 }
@@ -276,6 +281,9 @@ struct NodeBox<N> {
 /// `node` is a valid PlanState; the returned borrow ends before the state
 /// is dropped (EndCustomScan or the query context's reset).
 pub unsafe fn state<'a, N: VecNode>(node: *mut pg_sys::CustomScanState) -> &'a mut N {
+    // SAFETY: `node` is a valid PlanState (caller); it is cast to a NodeBox<N>
+    // only after its tag and methods say it is one, and its state pointer is
+    // dereferenced only when set (begin ran, end and the reset callback did not).
     unsafe {
         // Every PlanState starts with its tag; `methods` is read only once the
         // tag says it is there.
@@ -293,9 +301,15 @@ pub unsafe fn state<'a, N: VecNode>(node: *mut pg_sys::CustomScanState) -> &'a m
 }
 
 // --- the trampolines: every entry point from PostgreSQL -----------------------
+//
+// SAFETY (all of them): PostgreSQL calls these only through a node's
+// NodeMethods, with the node `create_state` made for kind N; `state::<N>`
+// checks that before any cast.
 
 #[pg_guard]
 unsafe extern "C-unwind" fn create_state<N: VecNode>(cscan: *mut pg_sys::CustomScan) -> *mut pg_sys::Node {
+    // SAFETY: PostgreSQL passes the plan node of these methods; palloc0 gives
+    // a zeroed NodeBox (a null state) in the executor's memory.
     unsafe {
         let node = pg_sys::palloc0(std::mem::size_of::<NodeBox<N>>()) as *mut NodeBox<N>;
         (*node).css.ss.ps.type_ = pg_sys::NodeTag::T_CustomScanState;
@@ -309,6 +323,8 @@ unsafe extern "C-unwind" fn create_state<N: VecNode>(cscan: *mut pg_sys::CustomS
 /// EndCustomScan (an ERROR, a cancel).
 #[pg_guard]
 unsafe extern "C-unwind" fn drop_state<N: VecNode>(arg: *mut c_void) {
+    // SAFETY: `arg` is the NodeBox<N> `begin` registered, alive as long as the
+    // context being reset; the state is taken once (set to null).
     unsafe {
         let node = arg as *mut NodeBox<N>;
         if !(*node).state.is_null() {
@@ -324,6 +340,9 @@ unsafe extern "C-unwind" fn begin<N: VecNode>(
     estate: *mut pg_sys::EState,
     eflags: i32,
 ) {
+    // SAFETY: PostgreSQL calls this with a node `create_state` made; the
+    // state is dropped by `end` or by the query context's reset callback,
+    // whichever comes first (each nulls the pointer).
     unsafe {
         let st = N::begin(node, estate, eflags);
         let boxed = node as *mut NodeBox<N>;
@@ -341,6 +360,7 @@ unsafe extern "C-unwind" fn exec<N: VecNode>(
 
 #[pg_guard]
 unsafe extern "C-unwind" fn end<N: VecNode>(node: *mut pg_sys::CustomScanState) {
+    // SAFETY: as `begin`: the state is taken once and dropped here.
     unsafe {
         let boxed = node as *mut NodeBox<N>;
         if (*boxed).state.is_null() {
