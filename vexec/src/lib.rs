@@ -43,10 +43,7 @@ pub extern "C-unwind" fn _PG_init() {
     settings::register();
     plan::explain::register();
     plan::report::install_hook();
-    plan::scan::install_hook();
-    plan::agg::install_hook();
-    plan::sort::install_hook();
-    plan::join::install_hook();
+    plan::hooks::install();
     exec::register();
 }
 

@@ -33,23 +33,14 @@ use crate::catalog::{key_kind, type_name};
 use crate::settings::{self, Mode};
 use vexec_core::plan_data::{JoinKeySpec, JoinPlanData};
 
-static mut PREV_HOOK: pg_sys::set_join_pathlist_hook_type = None;
-
 static PATH_METHODS: SyncPtr<pg_sys::CustomPathMethods> = SyncPtr(pg_sys::CustomPathMethods {
     CustomName: crate::nodes::HASH_JOIN.as_ptr(),
     PlanCustomPath: Some(plan_custom_path),
     ReparameterizeCustomPathByChild: None,
 });
 
-pub fn install_hook() {
-    unsafe {
-        PREV_HOOK = pg_sys::set_join_pathlist_hook;
-        pg_sys::set_join_pathlist_hook = Some(join_pathlist);
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn join_pathlist(
+/// set_join_pathlist_hook's part for VecHashJoin (see `plan::hooks`).
+pub(super) unsafe fn join_pathlist(
     root: *mut pg_sys::PlannerInfo,
     joinrel: *mut pg_sys::RelOptInfo,
     outerrel: *mut pg_sys::RelOptInfo,
@@ -58,9 +49,6 @@ unsafe extern "C-unwind" fn join_pathlist(
     extra: *mut pg_sys::JoinPathExtraData,
 ) {
     unsafe {
-        if let Some(prev) = PREV_HOOK {
-            prev(root, joinrel, outerrel, innerrel, jointype, extra);
-        }
         let mode = settings::MODE.get();
         if mode != Mode::Off {
             consider(root, joinrel, outerrel, innerrel, jointype, extra, mode);

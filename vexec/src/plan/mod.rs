@@ -4,6 +4,7 @@
 pub mod agg;
 pub mod cost;
 pub mod explain;
+pub mod hooks;
 pub mod join;
 pub mod report;
 pub mod require;

@@ -26,32 +26,20 @@ use crate::pgutil::list_ptrs;
 use crate::settings::{self, Mode};
 use crate::shim::guarded;
 
-static mut PREV_HOOK: pg_sys::set_rel_pathlist_hook_type = None;
-
 static PATH_METHODS: SyncPtr<pg_sys::CustomPathMethods> = SyncPtr(pg_sys::CustomPathMethods {
     CustomName: crate::nodes::SCAN.as_ptr(),
     PlanCustomPath: Some(plan_custom_path),
     ReparameterizeCustomPathByChild: None,
 });
 
-pub fn install_hook() {
-    unsafe {
-        PREV_HOOK = pg_sys::set_rel_pathlist_hook;
-        pg_sys::set_rel_pathlist_hook = Some(set_rel_pathlist);
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn set_rel_pathlist(
+/// set_rel_pathlist_hook's part for VecScan (see `plan::hooks`).
+pub(super) unsafe fn set_rel_pathlist(
     root: *mut pg_sys::PlannerInfo,
     rel: *mut pg_sys::RelOptInfo,
     rti: pg_sys::Index,
     rte: *mut pg_sys::RangeTblEntry,
 ) {
     unsafe {
-        if let Some(prev) = PREV_HOOK {
-            prev(root, rel, rti, rte);
-        }
         let mode = settings::MODE.get();
         if matches!(mode, Mode::Auto | Mode::Force) && (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION {
             charge_index_fetches(root, rel, settings::INDEX_FETCH_COST.get());

@@ -25,33 +25,21 @@ use super::report;
 use super::vector_node;
 use crate::settings::{self, Mode};
 
-static mut PREV_HOOK: pg_sys::create_upper_paths_hook_type = None;
-
 static PATH_METHODS: SyncPtr<pg_sys::CustomPathMethods> = SyncPtr(pg_sys::CustomPathMethods {
     CustomName: crate::nodes::SORT.as_ptr(),
     PlanCustomPath: Some(plan_custom_path),
     ReparameterizeCustomPathByChild: None,
 });
 
-pub fn install_hook() {
-    unsafe {
-        PREV_HOOK = pg_sys::create_upper_paths_hook;
-        pg_sys::create_upper_paths_hook = Some(create_upper_paths);
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn create_upper_paths(
+/// create_upper_paths_hook's part for VecSort (see `plan::hooks`).
+pub(crate) unsafe fn create_upper_paths(
     root: *mut pg_sys::PlannerInfo,
     stage: pg_sys::UpperRelationKind::Type,
     input_rel: *mut pg_sys::RelOptInfo,
     output_rel: *mut pg_sys::RelOptInfo,
-    extra: *mut std::ffi::c_void,
+    _extra: *mut std::ffi::c_void,
 ) {
     unsafe {
-        if let Some(prev) = PREV_HOOK {
-            prev(root, stage, input_rel, output_rel, extra);
-        }
         let mode = settings::MODE.get();
         if mode != Mode::Off && stage == pg_sys::UpperRelationKind::UPPERREL_ORDERED {
             consider(root, input_rel, output_rel, mode);
