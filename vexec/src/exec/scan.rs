@@ -177,7 +177,6 @@ pub struct ScanState {
     stats: Stats,
 }
 
-/// The node: PostgreSQL's CustomScanState, then a pointer to our state.
 static METHODS: NodeMethods = NodeMethods::new::<ScanState>(NAME, true, Some(BatchOps::of::<ScanState>()));
 static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(node::scan_methods::<ScanState>(NAME));
 
@@ -202,11 +201,95 @@ impl VecNode for ScanState {
         estate: *mut pg_sys::EState,
         eflags: i32,
     ) -> Box<Self> {
-        unsafe { begin(node, estate, eflags) }
+        unsafe {
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            let rel = (*node).ss.ss_currentRelation;
+            let program = compile_program(cscan, rel);
+            let ps = &mut (*node).ss.ps as *mut pg_sys::PlanState;
+
+            // Fallback expressions read a virtual slot we fill from the batch;
+            // tell the expression compiler so (it must not assume heap tuples).
+            (*ps).scanops = &pg_sys::TTSOpsVirtual;
+            (*ps).scanopsfixed = true;
+            (*ps).scanopsset = true;
+            let eval_slot = pg_sys::ExecInitExtraTupleSlot(estate, (*rel).rd_att, &pg_sys::TTSOpsVirtual);
+            (*eval_slot).tts_tableOid = (*rel).rd_id;
+
+            let mut qual_states = Vec::new();
+            for q in list_ptrs::<pg_sys::Node>((*cscan).scan.plan.qual) {
+                let one = pg_sys::lappend(ptr::null_mut(), q.cast());
+                qual_states.push(pg_sys::ExecInitQual(one, ps));
+            }
+            let mut target_states = Vec::new();
+            let mut target_copy_typlen = Vec::new();
+            for te in list_ptrs::<pg_sys::TargetEntry>((*cscan).scan.plan.targetlist) {
+                target_states.push(pg_sys::ExecInitExpr((*te).expr, ps));
+                // A SubPlan's by-reference result lives only until its next
+                // evaluation (ExecScanSubPlan frees its current tuple).
+                let typid = pg_sys::exprType((*te).expr.cast());
+                let by_ref = !pg_sys::get_typbyval(typid);
+                let copy = by_ref && pg_sys::contain_subplans((*te).expr.cast());
+                target_copy_typlen.push(if copy { pg_sys::get_typlen(typid) } else { 0 });
+            }
+            let param_states =
+                program.params.iter().map(|(p, _)| pg_sys::ExecInitExpr(p.cast(), ps)).collect();
+
+            let capacity = settings::DEBUG_BATCH_SIZE.get() as usize;
+            let input = InputBatch::new(&program.inputs, capacity, program.needs_tids);
+            let nq = program.quals.len();
+            let st = Box::new(ScanState {
+                capacity,
+                node,
+                rel,
+                source: None,
+                econtext: (*node).ss.ps.ps_ExprContext,
+                eval_slot,
+                qual_states,
+                target_states,
+                target_copy_typlen,
+                param_states,
+                input,
+                params: vec![None; program.params.len()],
+                datum_inputs: vec![vec![0; capacity]; program.inputs.len()],
+                kernel_quals: vec![vec![0; capacity]; nq],
+                out: Vec::new(),
+                out_rows: Vec::new(),
+                out_pos: 0,
+                stats: Stats::default(),
+                program,
+            });
+            let mut st = st;
+            let parallel = (*(*node).ss.ps.plan).parallel_aware;
+            if eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as i32 == 0 && !parallel {
+                st.open_source(shim::vx_begin_scan(rel, (*estate).es_snapshot));
+            }
+            st
+        }
     }
 
     unsafe fn exec(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-        unsafe { exec(node) }
+        unsafe {
+            let slot = (*node).ss.ps.ps_ResultTupleSlot;
+            if self.source.is_none() {
+                // A parallel-aware plan run without a parallel context.
+                let estate = (*node).ss.ps.state;
+                let rel = self.rel;
+                self.open_source(shim::vx_begin_scan(rel, (*estate).es_snapshot));
+            }
+            let st = self;
+            loop {
+                if st.out_pos < st.out_rows.len() {
+                    let row = st.out_rows[st.out_pos] as usize;
+                    st.out_pos += 1;
+                    st.store_row(slot, row);
+                    return slot;
+                }
+                if !st.next_batch() {
+                    pg_sys::ExecClearTuple(slot);
+                    return slot;
+                }
+            }
+        }
     }
 
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
@@ -215,52 +298,108 @@ impl VecNode for ScanState {
         }
     }
 
-    unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
-        unsafe { rescan(node) }
+    unsafe fn rescan(&mut self, _node: *mut pg_sys::CustomScanState) {
+        if let Some(s) = self.source.as_mut() {
+            s.rescan();
+        }
+        self.out_rows.clear();
+        self.out_pos = 0;
     }
 
     unsafe fn explain(
         &mut self,
-        node: *mut pg_sys::CustomScanState,
-        ancestors: *mut pg_sys::List,
+        _node: *mut pg_sys::CustomScanState,
+        _ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
-        unsafe { explain(node, ancestors, es) }
+        unsafe {
+            let st = self;
+            let (kq, steps, fq, kt, ft) = st.program.counts();
+            let prop = |label: &std::ffi::CStr, value: String| crate::pgutil::explain_text(es, label, &value);
+            if (*es).verbose {
+                prop(c"Vector Quals", format!("{kq} kernel, {fq} fallback"));
+                prop(c"Vector Targets", format!("{kt} kernel, {ft} fallback"));
+                pg_sys::ExplainPropertyInteger(c"Kernel Steps".as_ptr(), ptr::null(), steps as i64, es);
+                let source = match &st.source {
+                    Some(s) if !s.is_heap() => "table access method slots",
+                    _ => "heap pages",
+                };
+                prop(c"Vector Source", source.to_string());
+            }
+            if (*es).analyze {
+                pg_sys::ExplainPropertyInteger(c"Batches".as_ptr(), ptr::null(), st.stats.batches as i64, es);
+                if let Some((pages, _)) = st.source.as_ref().and_then(|s| s.stats()) {
+                    pg_sys::ExplainPropertyInteger(c"Heap Pages".as_ptr(), ptr::null(), pages as i64, es);
+                }
+                if let Some(direct) =
+                    st.source.as_ref().and_then(|s| s.direct_pins()).filter(|_| (*es).verbose)
+                {
+                    pg_sys::ExplainPropertyInteger(
+                        c"Pages Pinned Directly".as_ptr(),
+                        ptr::null(),
+                        direct as i64,
+                        es,
+                    );
+                }
+                if st.stats.row_mode_batches > 0 || (*es).verbose {
+                    pg_sys::ExplainPropertyInteger(
+                        c"Row-Mode Batches".as_ptr(),
+                        ptr::null(),
+                        st.stats.row_mode_batches as i64,
+                        es,
+                    );
+                }
+            }
+        }
     }
 
     unsafe fn estimate_dsm(
         &mut self,
         node: *mut pg_sys::CustomScanState,
-        pcxt: *mut pg_sys::ParallelContext,
+        _pcxt: *mut pg_sys::ParallelContext,
     ) -> pg_sys::Size {
-        unsafe { estimate_dsm(node, pcxt) }
+        unsafe {
+            let estate = (*node).ss.ps.state;
+            pg_sys::table_parallelscan_estimate((*node).ss.ss_currentRelation, (*estate).es_snapshot)
+        }
     }
 
     unsafe fn initialize_dsm(
         &mut self,
         node: *mut pg_sys::CustomScanState,
-        pcxt: *mut pg_sys::ParallelContext,
+        _pcxt: *mut pg_sys::ParallelContext,
         coordinate: *mut c_void,
     ) {
-        unsafe { initialize_dsm(node, pcxt, coordinate) }
+        unsafe {
+            let estate = (*node).ss.ps.state;
+            let rel = (*node).ss.ss_currentRelation;
+            let pscan = coordinate as pg_sys::ParallelTableScanDesc;
+            pg_sys::table_parallelscan_initialize(rel, pscan, (*estate).es_snapshot);
+            self.open_source(shim::vx_begin_parallel_scan(rel, pscan));
+        }
     }
 
     unsafe fn reinitialize_dsm(
         &mut self,
         node: *mut pg_sys::CustomScanState,
-        pcxt: *mut pg_sys::ParallelContext,
+        _pcxt: *mut pg_sys::ParallelContext,
         coordinate: *mut c_void,
     ) {
-        unsafe { reinitialize_dsm(node, pcxt, coordinate) }
+        unsafe {
+            pg_sys::table_parallelscan_reinitialize((*node).ss.ss_currentRelation, coordinate as _);
+        }
     }
 
     unsafe fn initialize_worker(
         &mut self,
         node: *mut pg_sys::CustomScanState,
-        toc: *mut pg_sys::shm_toc,
+        _toc: *mut pg_sys::shm_toc,
         coordinate: *mut c_void,
     ) {
-        unsafe { initialize_worker(node, toc, coordinate) }
+        unsafe {
+            let rel = (*node).ss.ss_currentRelation;
+            self.open_source(shim::vx_begin_parallel_scan(rel, coordinate as _));
+        }
     }
 }
 
@@ -379,76 +518,6 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
         };
         p.find_shared();
         p
-    }
-}
-
-unsafe fn begin(
-    node: *mut pg_sys::CustomScanState,
-    estate: *mut pg_sys::EState,
-    eflags: i32,
-) -> Box<ScanState> {
-    unsafe {
-        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-        let rel = (*node).ss.ss_currentRelation;
-        let program = compile_program(cscan, rel);
-        let ps = &mut (*node).ss.ps as *mut pg_sys::PlanState;
-
-        // Fallback expressions read a virtual slot we fill from the batch;
-        // tell the expression compiler so (it must not assume heap tuples).
-        (*ps).scanops = &pg_sys::TTSOpsVirtual;
-        (*ps).scanopsfixed = true;
-        (*ps).scanopsset = true;
-        let eval_slot = pg_sys::ExecInitExtraTupleSlot(estate, (*rel).rd_att, &pg_sys::TTSOpsVirtual);
-        (*eval_slot).tts_tableOid = (*rel).rd_id;
-
-        let mut qual_states = Vec::new();
-        for q in list_ptrs::<pg_sys::Node>((*cscan).scan.plan.qual) {
-            let one = pg_sys::lappend(ptr::null_mut(), q.cast());
-            qual_states.push(pg_sys::ExecInitQual(one, ps));
-        }
-        let mut target_states = Vec::new();
-        let mut target_copy_typlen = Vec::new();
-        for te in list_ptrs::<pg_sys::TargetEntry>((*cscan).scan.plan.targetlist) {
-            target_states.push(pg_sys::ExecInitExpr((*te).expr, ps));
-            // A SubPlan's by-reference result lives only until its next
-            // evaluation (ExecScanSubPlan frees its current tuple).
-            let typid = pg_sys::exprType((*te).expr.cast());
-            let by_ref = !pg_sys::get_typbyval(typid);
-            let copy = by_ref && pg_sys::contain_subplans((*te).expr.cast());
-            target_copy_typlen.push(if copy { pg_sys::get_typlen(typid) } else { 0 });
-        }
-        let param_states = program.params.iter().map(|(p, _)| pg_sys::ExecInitExpr(p.cast(), ps)).collect();
-
-        let capacity = settings::DEBUG_BATCH_SIZE.get() as usize;
-        let input = InputBatch::new(&program.inputs, capacity, program.needs_tids);
-        let nq = program.quals.len();
-        let st = Box::new(ScanState {
-            capacity,
-            node,
-            rel,
-            source: None,
-            econtext: (*node).ss.ps.ps_ExprContext,
-            eval_slot,
-            qual_states,
-            target_states,
-            target_copy_typlen,
-            param_states,
-            input,
-            params: vec![None; program.params.len()],
-            datum_inputs: vec![vec![0; capacity]; program.inputs.len()],
-            kernel_quals: vec![vec![0; capacity]; nq],
-            out: Vec::new(),
-            out_rows: Vec::new(),
-            out_pos: 0,
-            stats: Stats::default(),
-            program,
-        });
-        let mut st = st;
-        let parallel = (*(*node).ss.ps.plan).parallel_aware;
-        if eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as i32 == 0 && !parallel {
-            st.open_source(shim::vx_begin_scan(rel, (*estate).es_snapshot));
-        }
-        st
     }
 }
 
@@ -795,131 +864,6 @@ unsafe fn request_scaled(node: *mut pg_sys::CustomScanState, target: usize) -> O
 /// Rows for the fallback pass.
 struct FallbackRows {
     rows: Vec<RowIdx>,
-}
-
-unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    unsafe {
-        let slot = (*node).ss.ps.ps_ResultTupleSlot;
-        if state(node).source.is_none() {
-            // A parallel-aware plan run without a parallel context.
-            let estate = (*node).ss.ps.state;
-            let rel = state(node).rel;
-            state(node).open_source(shim::vx_begin_scan(rel, (*estate).es_snapshot));
-        }
-        let st = state(node);
-        loop {
-            if st.out_pos < st.out_rows.len() {
-                let row = st.out_rows[st.out_pos] as usize;
-                st.out_pos += 1;
-                st.store_row(slot, row);
-                return slot;
-            }
-            if !st.next_batch() {
-                pg_sys::ExecClearTuple(slot);
-                return slot;
-            }
-        }
-    }
-}
-
-unsafe fn rescan(node: *mut pg_sys::CustomScanState) {
-    unsafe {
-        let st = state(node);
-        if let Some(s) = st.source.as_mut() {
-            s.rescan();
-        }
-        st.out_rows.clear();
-        st.out_pos = 0;
-    }
-}
-
-unsafe fn estimate_dsm(
-    node: *mut pg_sys::CustomScanState,
-    _pcxt: *mut pg_sys::ParallelContext,
-) -> pg_sys::Size {
-    unsafe {
-        let estate = (*node).ss.ps.state;
-        pg_sys::table_parallelscan_estimate((*node).ss.ss_currentRelation, (*estate).es_snapshot)
-    }
-}
-
-unsafe fn initialize_dsm(
-    node: *mut pg_sys::CustomScanState,
-    _pcxt: *mut pg_sys::ParallelContext,
-    coordinate: *mut c_void,
-) {
-    unsafe {
-        let estate = (*node).ss.ps.state;
-        let rel = (*node).ss.ss_currentRelation;
-        let pscan = coordinate as pg_sys::ParallelTableScanDesc;
-        pg_sys::table_parallelscan_initialize(rel, pscan, (*estate).es_snapshot);
-        state(node).open_source(shim::vx_begin_parallel_scan(rel, pscan));
-    }
-}
-
-unsafe fn reinitialize_dsm(
-    node: *mut pg_sys::CustomScanState,
-    _pcxt: *mut pg_sys::ParallelContext,
-    coordinate: *mut c_void,
-) {
-    unsafe {
-        pg_sys::table_parallelscan_reinitialize((*node).ss.ss_currentRelation, coordinate as _);
-    }
-}
-
-unsafe fn initialize_worker(
-    node: *mut pg_sys::CustomScanState,
-    _toc: *mut pg_sys::shm_toc,
-    coordinate: *mut c_void,
-) {
-    unsafe {
-        let rel = (*node).ss.ss_currentRelation;
-        state(node).open_source(shim::vx_begin_parallel_scan(rel, coordinate as _));
-    }
-}
-
-unsafe fn explain(
-    node: *mut pg_sys::CustomScanState,
-    _ancestors: *mut pg_sys::List,
-    es: *mut pg_sys::ExplainState,
-) {
-    unsafe {
-        let st = state(node);
-        let (kq, steps, fq, kt, ft) = st.program.counts();
-        let prop = |label: &std::ffi::CStr, value: String| crate::pgutil::explain_text(es, label, &value);
-        if (*es).verbose {
-            prop(c"Vector Quals", format!("{kq} kernel, {fq} fallback"));
-            prop(c"Vector Targets", format!("{kt} kernel, {ft} fallback"));
-            pg_sys::ExplainPropertyInteger(c"Kernel Steps".as_ptr(), ptr::null(), steps as i64, es);
-            let source = match &st.source {
-                Some(s) if !s.is_heap() => "table access method slots",
-                _ => "heap pages",
-            };
-            prop(c"Vector Source", source.to_string());
-        }
-        if (*es).analyze {
-            pg_sys::ExplainPropertyInteger(c"Batches".as_ptr(), ptr::null(), st.stats.batches as i64, es);
-            if let Some((pages, _)) = st.source.as_ref().and_then(|s| s.stats()) {
-                pg_sys::ExplainPropertyInteger(c"Heap Pages".as_ptr(), ptr::null(), pages as i64, es);
-            }
-            if let Some(direct) = st.source.as_ref().and_then(|s| s.direct_pins()).filter(|_| (*es).verbose) {
-                pg_sys::ExplainPropertyInteger(
-                    c"Pages Pinned Directly".as_ptr(),
-                    ptr::null(),
-                    direct as i64,
-                    es,
-                );
-            }
-            if st.stats.row_mode_batches > 0 || (*es).verbose {
-                pg_sys::ExplainPropertyInteger(
-                    c"Row-Mode Batches".as_ptr(),
-                    ptr::null(),
-                    st.stats.row_mode_batches as i64,
-                    es,
-                );
-            }
-        }
-    }
 }
 
 /// For a new plan node: the id and method table of VecScan.

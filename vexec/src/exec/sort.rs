@@ -125,11 +125,98 @@ impl VecNode for SortState {
         estate: *mut pg_sys::EState,
         eflags: i32,
     ) -> Box<Self> {
-        unsafe { begin(node, estate, eflags) }
+        unsafe {
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            let child_plan =
+                list_ptrs::<pg_sys::Plan>((*cscan).custom_plans).next().expect("VecSort has a child");
+            // The sort is redone on a rescan, so the child needs no REWIND or BACKWARD.
+            let child_flags = eflags
+                & !(pg_sys::EXEC_FLAG_REWIND | pg_sys::EXEC_FLAG_BACKWARD | pg_sys::EXEC_FLAG_MARK) as i32;
+            let src = ChildInput::init(child_plan, estate, child_flags);
+            (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), src.child.cast());
+
+            let data = SortPlanData::decode(&list_ints((*cscan).custom_private))
+                .unwrap_or_else(|e| error!("vexec internal error: a VecSort plan's private data: {}", e.0));
+            let bound = data.bound;
+            let keys: Vec<KeySpec> = data
+                .keys
+                .iter()
+                .map(|k| KeySpec {
+                    col: k.col,
+                    sortop: pg_sys::Oid::from(k.sortop),
+                    collation: pg_sys::Oid::from(k.collation),
+                    nulls_first: k.nulls_first,
+                })
+                .collect();
+            let typids: Vec<pg_sys::Oid> = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
+                .map(|te| pg_sys::exprType((*te).expr.cast()))
+                .collect();
+            let cmps = keys.iter().map(|k| key_cmp(k, typids[k.col])).collect();
+            let query_cxt = (*estate).es_query_cxt;
+            let data_cxt = rows_context(query_cxt, c"VecSort rows");
+            let desc = (*(*node).ss.ss_ScanTupleSlot).tts_tupleDescriptor;
+            let sorted_slot = pg_sys::ExecInitExtraTupleSlot(estate, desc, &pg_sys::TTSOpsMinimalTuple);
+            let st = Box::new(SortState {
+                store: RowStore::new(&src.types),
+                keys,
+                cmps,
+                bound,
+                src,
+                data_cxt,
+                query_cxt,
+                econtext: (*node).ss.ps.ps_ExprContext,
+                tuplesort: ptr::null_mut(),
+                sorted_slot,
+                cut_at: first_cut(bound),
+                ssups: ptr::null_mut(),
+                boundary: None,
+                budget: pg_sys::work_mem as usize * 1024,
+                order: Vec::new(),
+                pos: 0,
+                sorted: false,
+                stats: Stats::default(),
+            });
+            st
+        }
     }
 
     unsafe fn exec(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-        unsafe { exec(node) }
+        unsafe {
+            let st = self;
+            if !st.sorted {
+                st.run(node);
+            }
+            let slot = (*node).ss.ss_ScanTupleSlot;
+            if st.tuplesort.is_null() {
+                let Some(&row) = st.order.get(st.pos) else {
+                    return pg_sys::ExecClearTuple((*node).ss.ps.ps_ResultTupleSlot);
+                };
+                st.pos += 1;
+                st.fill_from_store(slot, row as usize);
+            } else {
+                // The projection reads the scan slot as a virtual tuple: move the
+                // tuplesort's minimal tuple there (its values stay valid until
+                // the next row is fetched).
+                let sorted = st.sorted_slot;
+                if !pg_sys::tuplesort_gettupleslot(st.tuplesort, true, false, sorted, ptr::null_mut()) {
+                    return pg_sys::ExecClearTuple((*node).ss.ps.ps_ResultTupleSlot);
+                }
+                pg_sys::slot_getallattrs(sorted);
+                pg_sys::ExecClearTuple(slot);
+                let n = st.src.types.len();
+                ptr::copy_nonoverlapping((*sorted).tts_values, (*slot).tts_values, n);
+                ptr::copy_nonoverlapping((*sorted).tts_isnull, (*slot).tts_isnull, n);
+                pg_sys::ExecStoreVirtualTuple(slot);
+            }
+            let econtext = st.econtext;
+            pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+            (*econtext).ecxt_scantuple = slot;
+            let proj = (*node).ss.ps.ps_ProjInfo;
+            if proj.is_null() {
+                return slot;
+            }
+            pg_sys::ExecProject(proj)
+        }
     }
 
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
@@ -143,7 +230,24 @@ impl VecNode for SortState {
     }
 
     unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
-        unsafe { rescan(node) }
+        unsafe {
+            let st = self;
+            // Same input (no parameter of ours changed) sorted in memory: read
+            // the same order again. Otherwise sort again from a rescanned child.
+            if st.sorted && st.tuplesort.is_null() && (*node).ss.ps.chgParam.is_null() {
+                st.pos = 0;
+                return;
+            }
+            st.reset();
+            // PostgreSQL passes changed parameters to a plan's left and right
+            // children only; ours is in custom_ps.
+            let changed = (*node).ss.ps.chgParam;
+            if !changed.is_null() {
+                pg_sys::UpdateChangedParamSet(st.src.child, changed);
+            }
+            pg_sys::ExecReScan(st.src.child);
+            st.src.rescanned();
+        }
     }
 
     unsafe fn explain(
@@ -152,12 +256,94 @@ impl VecNode for SortState {
         ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
-        unsafe { explain(node, ancestors, es) }
+        unsafe {
+            let st = self;
+            let plan = (*node).ss.ps.plan;
+            let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, plan, ancestors);
+            let prefix = !(*es).rtable.is_null() && (*(*es).rtable).length > 1;
+            let tlist: Vec<*mut pg_sys::TargetEntry> =
+                list_ptrs::<pg_sys::TargetEntry>((*(plan as *mut pg_sys::CustomScan)).custom_scan_tlist)
+                    .collect();
+            let keys: Vec<String> = st
+                .keys
+                .iter()
+                .map(|k| {
+                    let expr = (*tlist[k.col]).expr;
+                    let s = pg_sys::deparse_expression(expr.cast(), context, prefix, false);
+                    let mut out = std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned();
+                    // As PostgreSQL's show_sortorder_options writes them.
+                    let typid = pg_sys::exprType(expr.cast());
+                    let tc = pg_sys::lookup_type_cache(
+                        typid,
+                        (pg_sys::TYPECACHE_LT_OPR | pg_sys::TYPECACHE_GT_OPR) as i32,
+                    );
+                    let reverse = k.sortop == (*tc).gt_opr;
+                    if k.collation != pg_sys::InvalidOid && k.collation != pg_sys::get_typcollation(typid) {
+                        let name = pg_sys::get_collation_name(k.collation);
+                        if !name.is_null() {
+                            let name = std::ffi::CStr::from_ptr(name).to_string_lossy();
+                            out.push_str(&format!(" COLLATE \"{name}\""));
+                        }
+                    }
+                    if reverse {
+                        out.push_str(" DESC");
+                    } else if k.sortop != (*tc).lt_opr {
+                        let name = pg_sys::get_opname(k.sortop);
+                        if !name.is_null() {
+                            out.push_str(&format!(
+                                " USING {}",
+                                std::ffi::CStr::from_ptr(name).to_string_lossy()
+                            ));
+                        }
+                    }
+                    if k.nulls_first && !reverse {
+                        out.push_str(" NULLS FIRST");
+                    } else if !k.nulls_first && reverse {
+                        out.push_str(" NULLS LAST");
+                    }
+                    out
+                })
+                .collect();
+            let prop = |label: &std::ffi::CStr, value: String| crate::pgutil::explain_text(es, label, &value);
+            let int = |label: &std::ffi::CStr, unit: Option<&std::ffi::CStr>, v: u64| {
+                pg_sys::ExplainPropertyInteger(
+                    label.as_ptr(),
+                    unit.map_or(ptr::null(), |u| u.as_ptr()),
+                    v as i64,
+                    es,
+                )
+            };
+            prop(c"Sort Key", keys.join(", "));
+            if let Some(b) = st.bound {
+                int(c"Top-N Bound", None, b as u64);
+            }
+            if (*es).verbose {
+                let native = st.cmps.iter().filter(|c| matches!(c, KeyCmp::Native { .. })).count();
+                prop(c"Vector Keys", format!("{native} of {}", st.cmps.len()));
+                prop(c"Input", if st.src.batches() { "batches".into() } else { "rows".into() });
+            }
+            if (*es).analyze && st.sorted {
+                int(c"Batches", None, st.stats.batches);
+                if st.tuplesort.is_null() {
+                    let method = if st.bound.is_some() { "vector top-N" } else { "vector in-memory" };
+                    prop(c"Sort Method", method.into());
+                    int(c"Peak Memory", Some(c"kB"), st.stats.peak_memory.div_ceil(1024) as u64);
+                    if st.stats.cuts > 0 {
+                        int(c"Top-N Cuts", None, st.stats.cuts);
+                        int(c"Rows Dropped Early", None, st.stats.dropped);
+                    }
+                } else {
+                    let mut stats: pg_sys::TuplesortInstrumentation = std::mem::zeroed();
+                    pg_sys::tuplesort_get_stats(st.tuplesort, &mut stats);
+                    let method = std::ffi::CStr::from_ptr(pg_sys::tuplesort_method_name(stats.sortMethod));
+                    prop(c"Sort Method", format!("tuplesort {}", method.to_string_lossy()));
+                    let space = std::ffi::CStr::from_ptr(pg_sys::tuplesort_space_type_name(stats.spaceType));
+                    int(c"Sort Space Used", Some(c"kB"), stats.spaceUsed as u64);
+                    prop(c"Sort Space Type", space.to_string_lossy().into_owned());
+                }
+            }
+        }
     }
-}
-
-unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut SortState {
-    unsafe { node::state::<SortState>(node) }
 }
 
 /// How key `k` of type `typid` is compared: natively when its operator is
@@ -203,66 +389,6 @@ unsafe fn key_cmp(k: &KeySpec, typid: pg_sys::Oid) -> KeyCmp {
 /// server's comparator (so the ranked path is tested on every type).
 fn settings_force_ranked() -> bool {
     crate::settings::DEBUG_FORCE_FALLBACK.get()
-}
-
-unsafe fn begin(
-    node: *mut pg_sys::CustomScanState,
-    estate: *mut pg_sys::EState,
-    eflags: i32,
-) -> Box<SortState> {
-    unsafe {
-        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-        let child_plan =
-            list_ptrs::<pg_sys::Plan>((*cscan).custom_plans).next().expect("VecSort has a child");
-        // The sort is redone on a rescan, so the child needs no REWIND or BACKWARD.
-        let child_flags =
-            eflags & !(pg_sys::EXEC_FLAG_REWIND | pg_sys::EXEC_FLAG_BACKWARD | pg_sys::EXEC_FLAG_MARK) as i32;
-        let src = ChildInput::init(child_plan, estate, child_flags);
-        (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), src.child.cast());
-
-        let data = SortPlanData::decode(&list_ints((*cscan).custom_private))
-            .unwrap_or_else(|e| error!("vexec internal error: a VecSort plan's private data: {}", e.0));
-        let bound = data.bound;
-        let keys: Vec<KeySpec> = data
-            .keys
-            .iter()
-            .map(|k| KeySpec {
-                col: k.col,
-                sortop: pg_sys::Oid::from(k.sortop),
-                collation: pg_sys::Oid::from(k.collation),
-                nulls_first: k.nulls_first,
-            })
-            .collect();
-        let typids: Vec<pg_sys::Oid> = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
-            .map(|te| pg_sys::exprType((*te).expr.cast()))
-            .collect();
-        let cmps = keys.iter().map(|k| key_cmp(k, typids[k.col])).collect();
-        let query_cxt = (*estate).es_query_cxt;
-        let data_cxt = rows_context(query_cxt, c"VecSort rows");
-        let desc = (*(*node).ss.ss_ScanTupleSlot).tts_tupleDescriptor;
-        let sorted_slot = pg_sys::ExecInitExtraTupleSlot(estate, desc, &pg_sys::TTSOpsMinimalTuple);
-        let st = Box::new(SortState {
-            store: RowStore::new(&src.types),
-            keys,
-            cmps,
-            bound,
-            src,
-            data_cxt,
-            query_cxt,
-            econtext: (*node).ss.ps.ps_ExprContext,
-            tuplesort: ptr::null_mut(),
-            sorted_slot,
-            cut_at: first_cut(bound),
-            ssups: ptr::null_mut(),
-            boundary: None,
-            budget: pg_sys::work_mem as usize * 1024,
-            order: Vec::new(),
-            pos: 0,
-            sorted: false,
-            stats: Stats::default(),
-        });
-        st
-    }
 }
 
 fn first_cut(bound: Option<usize>) -> usize {
@@ -560,157 +686,6 @@ impl SortState {
             pg_sys::MemoryContextSwitchTo(old);
             out.truncate(n as usize);
             out
-        }
-    }
-}
-
-unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    unsafe {
-        let st = state(node);
-        if !st.sorted {
-            st.run(node);
-        }
-        let slot = (*node).ss.ss_ScanTupleSlot;
-        if st.tuplesort.is_null() {
-            let Some(&row) = st.order.get(st.pos) else {
-                return pg_sys::ExecClearTuple((*node).ss.ps.ps_ResultTupleSlot);
-            };
-            st.pos += 1;
-            st.fill_from_store(slot, row as usize);
-        } else {
-            // The projection reads the scan slot as a virtual tuple: move the
-            // tuplesort's minimal tuple there (its values stay valid until
-            // the next row is fetched).
-            let sorted = st.sorted_slot;
-            if !pg_sys::tuplesort_gettupleslot(st.tuplesort, true, false, sorted, ptr::null_mut()) {
-                return pg_sys::ExecClearTuple((*node).ss.ps.ps_ResultTupleSlot);
-            }
-            pg_sys::slot_getallattrs(sorted);
-            pg_sys::ExecClearTuple(slot);
-            let n = st.src.types.len();
-            ptr::copy_nonoverlapping((*sorted).tts_values, (*slot).tts_values, n);
-            ptr::copy_nonoverlapping((*sorted).tts_isnull, (*slot).tts_isnull, n);
-            pg_sys::ExecStoreVirtualTuple(slot);
-        }
-        let econtext = st.econtext;
-        pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
-        (*econtext).ecxt_scantuple = slot;
-        let proj = (*node).ss.ps.ps_ProjInfo;
-        if proj.is_null() {
-            return slot;
-        }
-        pg_sys::ExecProject(proj)
-    }
-}
-
-unsafe fn rescan(node: *mut pg_sys::CustomScanState) {
-    unsafe {
-        let st = state(node);
-        // Same input (no parameter of ours changed) sorted in memory: read
-        // the same order again. Otherwise sort again from a rescanned child.
-        if st.sorted && st.tuplesort.is_null() && (*node).ss.ps.chgParam.is_null() {
-            st.pos = 0;
-            return;
-        }
-        st.reset();
-        // PostgreSQL passes changed parameters to a plan's left and right
-        // children only; ours is in custom_ps.
-        let changed = (*node).ss.ps.chgParam;
-        if !changed.is_null() {
-            pg_sys::UpdateChangedParamSet(st.src.child, changed);
-        }
-        pg_sys::ExecReScan(st.src.child);
-        st.src.rescanned();
-    }
-}
-
-unsafe fn explain(
-    node: *mut pg_sys::CustomScanState,
-    ancestors: *mut pg_sys::List,
-    es: *mut pg_sys::ExplainState,
-) {
-    unsafe {
-        let st = state(node);
-        let plan = (*node).ss.ps.plan;
-        let context = pg_sys::set_deparse_context_plan((*es).deparse_cxt, plan, ancestors);
-        let prefix = !(*es).rtable.is_null() && (*(*es).rtable).length > 1;
-        let tlist: Vec<*mut pg_sys::TargetEntry> =
-            list_ptrs::<pg_sys::TargetEntry>((*(plan as *mut pg_sys::CustomScan)).custom_scan_tlist)
-                .collect();
-        let keys: Vec<String> = st
-            .keys
-            .iter()
-            .map(|k| {
-                let expr = (*tlist[k.col]).expr;
-                let s = pg_sys::deparse_expression(expr.cast(), context, prefix, false);
-                let mut out = std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned();
-                // As PostgreSQL's show_sortorder_options writes them.
-                let typid = pg_sys::exprType(expr.cast());
-                let tc = pg_sys::lookup_type_cache(
-                    typid,
-                    (pg_sys::TYPECACHE_LT_OPR | pg_sys::TYPECACHE_GT_OPR) as i32,
-                );
-                let reverse = k.sortop == (*tc).gt_opr;
-                if k.collation != pg_sys::InvalidOid && k.collation != pg_sys::get_typcollation(typid) {
-                    let name = pg_sys::get_collation_name(k.collation);
-                    if !name.is_null() {
-                        let name = std::ffi::CStr::from_ptr(name).to_string_lossy();
-                        out.push_str(&format!(" COLLATE \"{name}\""));
-                    }
-                }
-                if reverse {
-                    out.push_str(" DESC");
-                } else if k.sortop != (*tc).lt_opr {
-                    let name = pg_sys::get_opname(k.sortop);
-                    if !name.is_null() {
-                        out.push_str(&format!(" USING {}", std::ffi::CStr::from_ptr(name).to_string_lossy()));
-                    }
-                }
-                if k.nulls_first && !reverse {
-                    out.push_str(" NULLS FIRST");
-                } else if !k.nulls_first && reverse {
-                    out.push_str(" NULLS LAST");
-                }
-                out
-            })
-            .collect();
-        let prop = |label: &std::ffi::CStr, value: String| crate::pgutil::explain_text(es, label, &value);
-        let int = |label: &std::ffi::CStr, unit: Option<&std::ffi::CStr>, v: u64| {
-            pg_sys::ExplainPropertyInteger(
-                label.as_ptr(),
-                unit.map_or(ptr::null(), |u| u.as_ptr()),
-                v as i64,
-                es,
-            )
-        };
-        prop(c"Sort Key", keys.join(", "));
-        if let Some(b) = st.bound {
-            int(c"Top-N Bound", None, b as u64);
-        }
-        if (*es).verbose {
-            let native = st.cmps.iter().filter(|c| matches!(c, KeyCmp::Native { .. })).count();
-            prop(c"Vector Keys", format!("{native} of {}", st.cmps.len()));
-            prop(c"Input", if st.src.batches() { "batches".into() } else { "rows".into() });
-        }
-        if (*es).analyze && st.sorted {
-            int(c"Batches", None, st.stats.batches);
-            if st.tuplesort.is_null() {
-                let method = if st.bound.is_some() { "vector top-N" } else { "vector in-memory" };
-                prop(c"Sort Method", method.into());
-                int(c"Peak Memory", Some(c"kB"), st.stats.peak_memory.div_ceil(1024) as u64);
-                if st.stats.cuts > 0 {
-                    int(c"Top-N Cuts", None, st.stats.cuts);
-                    int(c"Rows Dropped Early", None, st.stats.dropped);
-                }
-            } else {
-                let mut stats: pg_sys::TuplesortInstrumentation = std::mem::zeroed();
-                pg_sys::tuplesort_get_stats(st.tuplesort, &mut stats);
-                let method = std::ffi::CStr::from_ptr(pg_sys::tuplesort_method_name(stats.sortMethod));
-                prop(c"Sort Method", format!("tuplesort {}", method.to_string_lossy()));
-                let space = std::ffi::CStr::from_ptr(pg_sys::tuplesort_space_type_name(stats.spaceType));
-                int(c"Sort Space Used", Some(c"kB"), stats.spaceUsed as u64);
-                prop(c"Sort Space Type", space.to_string_lossy().into_owned());
-            }
         }
     }
 }

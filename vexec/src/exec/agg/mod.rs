@@ -215,11 +215,201 @@ impl VecNode for AggState {
         estate: *mut pg_sys::EState,
         eflags: i32,
     ) -> Box<Self> {
-        unsafe { begin(node, estate, eflags) }
+        unsafe {
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            let child_plan =
+                list_ptrs::<pg_sys::Plan>((*cscan).custom_plans).next().expect("VecAgg has a child");
+            let src = ChildInput::init(child_plan, estate, eflags);
+            let child = src.child;
+            (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), child.cast());
+
+            let data = AggPlanData::decode(&list_ints((*cscan).custom_private))
+                .unwrap_or_else(|e| error!("vexec internal error: a VecAgg plan's private data: {}", e.0));
+            let split = data.split;
+            let nkeys = data.key_kinds.len();
+            let kinds = data.key_kinds;
+            let scan_types: Vec<pg_sys::Oid> = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
+                .map(|te| pg_sys::exprType((*te).expr.cast()))
+                .collect();
+            let result_types = scan_types[nkeys..].iter().copied();
+            let aggrefs = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
+                .skip(nkeys)
+                .map(|te| (*te).expr as *mut pg_sys::Aggref);
+            let aggrefs: Vec<*mut pg_sys::Aggref> = aggrefs.collect();
+            let items: Vec<AggItem> = data
+                .aggs
+                .into_iter()
+                .zip(result_types)
+                .zip(aggrefs.iter().copied())
+                .map(|((spec, result_type), aggref)| {
+                    let transition = spec.transition;
+                    let collid = (*aggref).inputcollid;
+                    let by_collation = matches!(transition, Transition::MinMaxBytes { .. })
+                        && !crate::expr::compile::collation_allows(collid, false);
+                    AggItem {
+                        transition,
+                        args: spec.args,
+                        filter: spec.filter,
+                        result_type,
+                        arg_scale: None,
+                        collation: by_collation.then_some(collid),
+                        shares: None,
+                    }
+                })
+                .collect();
+            let query_cxt = (*estate).es_query_cxt;
+            let mut fmgr: Vec<Option<FmgrAgg>> = items
+                .iter()
+                .zip(&aggrefs)
+                .map(|(it, &a)| {
+                    matches!(it.transition, Transition::Fmgr { .. })
+                        .then(|| FmgrAgg::new(a, query_cxt, split))
+                })
+                .collect();
+            if nkeys == 0 {
+                fmgr.iter_mut().flatten().for_each(|f| f.ensure_groups(1));
+            }
+            let mut items = items;
+            let scaled = match split {
+                AggSplit::Finalize => vec![],
+                _ => request_scaled_args(&src, nkeys, &mut items),
+            };
+            let grouping = (nkeys > 0).then(|| {
+                let child_tlist = (*(*child).plan).targetlist;
+                let ncols = (*child_tlist).length as usize;
+                // A column keeps its values in a file if it is a key or the
+                // argument of anything but count(x).
+                let spill_values = (0..ncols)
+                    .map(|c| {
+                        c < nkeys
+                            || items.iter().any(|it| {
+                                // (A Finalize reads count(x)'s partial count too.)
+                                let counted_only =
+                                    it.transition == Transition::CountValues && split != AggSplit::Finalize;
+                                (it.args.contains(&c) && !counted_only) || it.filter == Some(c)
+                            })
+                    })
+                    .collect::<Vec<bool>>();
+                // Columns written as validity only come back as booleans.
+                let types = list_ptrs::<pg_sys::TargetEntry>(child_tlist)
+                    .zip(&spill_values)
+                    .map(|(te, &values)| match values {
+                        true => crate::expr::compile::phys_of(pg_sys::exprType((*te).expr.cast())).0,
+                        false => PhysType::Bool,
+                    })
+                    .collect();
+                let fixed = fixed_lengths(&src.by_ref)
+                    .into_iter()
+                    .zip(&spill_values)
+                    .map(|(len, &values)| len.filter(|_| values))
+                    .collect();
+                let (table_kinds, key_output) = table_layout(&kinds);
+                let collations = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
+                    .map(|te| pg_sys::exprCollation((*te).expr.cast()));
+                let key_types = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
+                    .map(|te| pg_sys::exprType((*te).expr.cast()));
+                Grouping {
+                    table: GroupTable::new(&table_kinds),
+                    host_keys: host_keys::for_kinds(&kinds, key_types, collations),
+                    table_kinds,
+                    key_output,
+                    kinds,
+                    budget: pg_sys::get_hash_memory_limit(),
+                    frozen: false,
+                    level: 0,
+                    spill: Vec::new(),
+                    pending: Vec::new(),
+                    next: 0,
+                    types,
+                    fixed,
+                    scaled: (0..ncols).map(|c| scaled.iter().find(|s| s.0 == c).map(|s| s.1)).collect(),
+                    spill_values,
+                    scratch: Vec::new(),
+                }
+            });
+            if split != AggSplit::Finalize {
+                share_states(&mut items);
+            }
+            let accs = new_accumulators(&items, grouping.is_none());
+            let distinct_host_keys = items
+                .iter()
+                .zip(&aggrefs)
+                .map(|(it, &a)| match it.transition {
+                    Transition::CountDistinct(k) => {
+                        let arg =
+                            (*list_ptrs::<pg_sys::TargetEntry>((*a).args).next().expect("an argument")).expr;
+                        HostKeys::for_expr(k, arg.cast(), (*a).inputcollid)
+                    }
+                    _ => None,
+                })
+                .collect();
+            let st = Box::new(AggState {
+                split,
+                items,
+                accs,
+                fmgr,
+                distinct_host_keys,
+                grouping,
+                src,
+                econtext: (*node).ss.ps.ps_ExprContext,
+                query_cxt: (*estate).es_query_cxt,
+                batch_out: batch_columns(cscan).map(|shape| {
+                    let types = list_ptrs::<pg_sys::TargetEntry>((*cscan).scan.plan.targetlist)
+                        .map(|te| phys_of(pg_sys::exprType((*te).expr.cast())).0)
+                        .collect();
+                    (shape, types)
+                }),
+                stage: Stage::Consuming,
+                stats: Stats::default(),
+            });
+            st
+        }
     }
 
     unsafe fn exec(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-        unsafe { exec(node) }
+        unsafe {
+            let st = self;
+            let result = (*node).ss.ps.ps_ResultTupleSlot;
+            if st.stage == Stage::Done {
+                return pg_sys::ExecClearTuple(result);
+            }
+            if st.stage == Stage::Consuming {
+                st.consume();
+            }
+            let econtext = st.econtext;
+            let slot = (*node).ss.ss_ScanTupleSlot;
+            loop {
+                let Some(group) = st.next_group(true) else { return pg_sys::ExecClearTuple(result) };
+                if group % 1024 == 0 {
+                    check_for_interrupts!();
+                }
+
+                // The group's keys and results, as the scan tuple.
+                pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
+                pg_sys::ExecClearTuple(slot);
+                let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
+                st.group_values(group, |col, d| {
+                    *(*slot).tts_values.add(col) = pg_sys::Datum::from(d.unwrap_or(0));
+                    *(*slot).tts_isnull.add(col) = d.is_none();
+                });
+                pg_sys::MemoryContextSwitchTo(old);
+                pg_sys::ExecStoreVirtualTuple(slot);
+                (*econtext).ecxt_scantuple = slot;
+
+                let qual = (*node).ss.ps.qual;
+                if !qual.is_null() && !pg_sys::ExecQual(qual, econtext) {
+                    if st.grouping.is_none() {
+                        return pg_sys::ExecClearTuple(result);
+                    }
+                    continue;
+                }
+                let proj = (*node).ss.ps.ps_ProjInfo;
+                if proj.is_null() {
+                    return slot;
+                }
+                return pg_sys::ExecProject(proj);
+            }
+        }
     }
 
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
@@ -231,7 +421,32 @@ impl VecNode for AggState {
     }
 
     unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
-        unsafe { rescan(node) }
+        unsafe {
+            let st = self;
+            // The child is driven through its batch interface, not ExecProcNode,
+            // so it is rescanned here whether or not its parameters changed.
+            // PostgreSQL passes changed parameters to a plan's left and right
+            // children only; ours is in custom_ps (a VecHashJoin keeps its
+            // table unless they reach it).
+            let changed = (*node).ss.ps.chgParam;
+            if !changed.is_null() {
+                pg_sys::UpdateChangedParamSet(st.src.child, changed);
+            }
+            pg_sys::ExecReScan(st.src.child);
+            st.src.rescanned();
+            st.close_files();
+            st.accs = new_accumulators(&st.items, st.grouping.is_none());
+            for f in st.fmgr.iter_mut().flatten() {
+                f.restart();
+                if st.grouping.is_none() {
+                    f.ensure_groups(1);
+                }
+            }
+            if let Some(g) = &mut st.grouping {
+                g.restart(0);
+            }
+            st.stage = Stage::Consuming;
+        }
     }
 
     unsafe fn explain(
@@ -262,160 +477,6 @@ impl BatchSource for AggState {
 
 unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut AggState {
     unsafe { node::state::<AggState>(node) }
-}
-
-unsafe fn begin(
-    node: *mut pg_sys::CustomScanState,
-    estate: *mut pg_sys::EState,
-    eflags: i32,
-) -> Box<AggState> {
-    unsafe {
-        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-        let child_plan = list_ptrs::<pg_sys::Plan>((*cscan).custom_plans).next().expect("VecAgg has a child");
-        let src = ChildInput::init(child_plan, estate, eflags);
-        let child = src.child;
-        (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), child.cast());
-
-        let data = AggPlanData::decode(&list_ints((*cscan).custom_private))
-            .unwrap_or_else(|e| error!("vexec internal error: a VecAgg plan's private data: {}", e.0));
-        let split = data.split;
-        let nkeys = data.key_kinds.len();
-        let kinds = data.key_kinds;
-        let scan_types: Vec<pg_sys::Oid> = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
-            .map(|te| pg_sys::exprType((*te).expr.cast()))
-            .collect();
-        let result_types = scan_types[nkeys..].iter().copied();
-        let aggrefs = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
-            .skip(nkeys)
-            .map(|te| (*te).expr as *mut pg_sys::Aggref);
-        let aggrefs: Vec<*mut pg_sys::Aggref> = aggrefs.collect();
-        let items: Vec<AggItem> = data
-            .aggs
-            .into_iter()
-            .zip(result_types)
-            .zip(aggrefs.iter().copied())
-            .map(|((spec, result_type), aggref)| {
-                let transition = spec.transition;
-                let collid = (*aggref).inputcollid;
-                let by_collation = matches!(transition, Transition::MinMaxBytes { .. })
-                    && !crate::expr::compile::collation_allows(collid, false);
-                AggItem {
-                    transition,
-                    args: spec.args,
-                    filter: spec.filter,
-                    result_type,
-                    arg_scale: None,
-                    collation: by_collation.then_some(collid),
-                    shares: None,
-                }
-            })
-            .collect();
-        let query_cxt = (*estate).es_query_cxt;
-        let mut fmgr: Vec<Option<FmgrAgg>> = items
-            .iter()
-            .zip(&aggrefs)
-            .map(|(it, &a)| {
-                matches!(it.transition, Transition::Fmgr { .. }).then(|| FmgrAgg::new(a, query_cxt, split))
-            })
-            .collect();
-        if nkeys == 0 {
-            fmgr.iter_mut().flatten().for_each(|f| f.ensure_groups(1));
-        }
-        let mut items = items;
-        let scaled = match split {
-            AggSplit::Finalize => vec![],
-            _ => request_scaled_args(&src, nkeys, &mut items),
-        };
-        let grouping = (nkeys > 0).then(|| {
-            let child_tlist = (*(*child).plan).targetlist;
-            let ncols = (*child_tlist).length as usize;
-            // A column keeps its values in a file if it is a key or the
-            // argument of anything but count(x).
-            let spill_values = (0..ncols)
-                .map(|c| {
-                    c < nkeys
-                        || items.iter().any(|it| {
-                            // (A Finalize reads count(x)'s partial count too.)
-                            let counted_only =
-                                it.transition == Transition::CountValues && split != AggSplit::Finalize;
-                            (it.args.contains(&c) && !counted_only) || it.filter == Some(c)
-                        })
-                })
-                .collect::<Vec<bool>>();
-            // Columns written as validity only come back as booleans.
-            let types = list_ptrs::<pg_sys::TargetEntry>(child_tlist)
-                .zip(&spill_values)
-                .map(|(te, &values)| match values {
-                    true => crate::expr::compile::phys_of(pg_sys::exprType((*te).expr.cast())).0,
-                    false => PhysType::Bool,
-                })
-                .collect();
-            let fixed = fixed_lengths(&src.by_ref)
-                .into_iter()
-                .zip(&spill_values)
-                .map(|(len, &values)| len.filter(|_| values))
-                .collect();
-            let (table_kinds, key_output) = table_layout(&kinds);
-            let collations = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
-                .map(|te| pg_sys::exprCollation((*te).expr.cast()));
-            let key_types = list_ptrs::<pg_sys::TargetEntry>((*cscan).custom_scan_tlist)
-                .map(|te| pg_sys::exprType((*te).expr.cast()));
-            Grouping {
-                table: GroupTable::new(&table_kinds),
-                host_keys: host_keys::for_kinds(&kinds, key_types, collations),
-                table_kinds,
-                key_output,
-                kinds,
-                budget: pg_sys::get_hash_memory_limit(),
-                frozen: false,
-                level: 0,
-                spill: Vec::new(),
-                pending: Vec::new(),
-                next: 0,
-                types,
-                fixed,
-                scaled: (0..ncols).map(|c| scaled.iter().find(|s| s.0 == c).map(|s| s.1)).collect(),
-                spill_values,
-                scratch: Vec::new(),
-            }
-        });
-        if split != AggSplit::Finalize {
-            share_states(&mut items);
-        }
-        let accs = new_accumulators(&items, grouping.is_none());
-        let distinct_host_keys = items
-            .iter()
-            .zip(&aggrefs)
-            .map(|(it, &a)| match it.transition {
-                Transition::CountDistinct(k) => {
-                    let arg =
-                        (*list_ptrs::<pg_sys::TargetEntry>((*a).args).next().expect("an argument")).expr;
-                    HostKeys::for_expr(k, arg.cast(), (*a).inputcollid)
-                }
-                _ => None,
-            })
-            .collect();
-        let st = Box::new(AggState {
-            split,
-            items,
-            accs,
-            fmgr,
-            distinct_host_keys,
-            grouping,
-            src,
-            econtext: (*node).ss.ps.ps_ExprContext,
-            query_cxt: (*estate).es_query_cxt,
-            batch_out: batch_columns(cscan).map(|shape| {
-                let types = list_ptrs::<pg_sys::TargetEntry>((*cscan).scan.plan.targetlist)
-                    .map(|te| phys_of(pg_sys::exprType((*te).expr.cast())).0)
-                    .collect();
-                (shape, types)
-            }),
-            stage: Stage::Consuming,
-            stats: Stats::default(),
-        });
-        st
-    }
 }
 
 impl Grouping {
@@ -498,79 +559,4 @@ unsafe fn request_scaled_args(src: &ChildInput, nkeys: usize, items: &mut [AggIt
         }
     }
     scaled
-}
-
-unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    unsafe {
-        let st = state(node);
-        let result = (*node).ss.ps.ps_ResultTupleSlot;
-        if st.stage == Stage::Done {
-            return pg_sys::ExecClearTuple(result);
-        }
-        if st.stage == Stage::Consuming {
-            st.consume();
-        }
-        let econtext = st.econtext;
-        let slot = (*node).ss.ss_ScanTupleSlot;
-        loop {
-            let Some(group) = st.next_group(true) else { return pg_sys::ExecClearTuple(result) };
-            if group % 1024 == 0 {
-                check_for_interrupts!();
-            }
-
-            // The group's keys and results, as the scan tuple.
-            pg_sys::MemoryContextReset((*econtext).ecxt_per_tuple_memory);
-            pg_sys::ExecClearTuple(slot);
-            let old = pg_sys::MemoryContextSwitchTo((*econtext).ecxt_per_tuple_memory);
-            st.group_values(group, |col, d| {
-                *(*slot).tts_values.add(col) = pg_sys::Datum::from(d.unwrap_or(0));
-                *(*slot).tts_isnull.add(col) = d.is_none();
-            });
-            pg_sys::MemoryContextSwitchTo(old);
-            pg_sys::ExecStoreVirtualTuple(slot);
-            (*econtext).ecxt_scantuple = slot;
-
-            let qual = (*node).ss.ps.qual;
-            if !qual.is_null() && !pg_sys::ExecQual(qual, econtext) {
-                if st.grouping.is_none() {
-                    return pg_sys::ExecClearTuple(result);
-                }
-                continue;
-            }
-            let proj = (*node).ss.ps.ps_ProjInfo;
-            if proj.is_null() {
-                return slot;
-            }
-            return pg_sys::ExecProject(proj);
-        }
-    }
-}
-
-unsafe fn rescan(node: *mut pg_sys::CustomScanState) {
-    unsafe {
-        let st = state(node);
-        // The child is driven through its batch interface, not ExecProcNode,
-        // so it is rescanned here whether or not its parameters changed.
-        // PostgreSQL passes changed parameters to a plan's left and right
-        // children only; ours is in custom_ps (a VecHashJoin keeps its
-        // table unless they reach it).
-        let changed = (*node).ss.ps.chgParam;
-        if !changed.is_null() {
-            pg_sys::UpdateChangedParamSet(st.src.child, changed);
-        }
-        pg_sys::ExecReScan(st.src.child);
-        st.src.rescanned();
-        st.close_files();
-        st.accs = new_accumulators(&st.items, st.grouping.is_none());
-        for f in st.fmgr.iter_mut().flatten() {
-            f.restart();
-            if st.grouping.is_none() {
-                f.ensure_groups(1);
-            }
-        }
-        if let Some(g) = &mut st.grouping {
-            g.restart(0);
-        }
-        st.stage = Stage::Consuming;
-    }
 }

@@ -292,11 +292,111 @@ impl VecNode for JoinState {
         estate: *mut pg_sys::EState,
         eflags: i32,
     ) -> Box<Self> {
-        unsafe { begin(node, estate, eflags) }
+        unsafe {
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            let plans: Vec<*mut pg_sys::Plan> = list_ptrs((*cscan).custom_plans).collect();
+            let data = JoinPlanData::decode(&list_ints((*cscan).custom_private)).unwrap_or_else(|e| {
+                error!("vexec internal error: a VecHashJoin plan's private data: {}", e.0)
+            });
+            let jointype = JoinType::from_pg(data.jointype as u32).unwrap_or_else(|| {
+                error!("vexec internal error: VecHashJoin of join type {}", data.jointype)
+            });
+            let nouter = data.nouter;
+            let shares_build = (*cscan).scan.plan.parallel_aware;
+            let okeys: Vec<usize> = data.keys.iter().map(|k| k.outer_col).collect();
+            let ikeys: Vec<usize> = data.keys.iter().map(|k| k.inner_col).collect();
+            let kinds: Vec<KeyKind> = data.keys.iter().map(|k| k.kind).collect();
+            let collations: Vec<pg_sys::Oid> =
+                data.keys.iter().map(|k| pg_sys::Oid::from(k.collation)).collect();
+            let child_flags = eflags
+                & !(pg_sys::EXEC_FLAG_REWIND | pg_sys::EXEC_FLAG_BACKWARD | pg_sys::EXEC_FLAG_MARK) as i32;
+            // Key types, for the host-keyed kinds: the outer side's (both sides
+            // have the same type but for integer keys).
+            let types: Vec<pg_sys::Oid> = okeys
+                .iter()
+                .map(|&c| {
+                    let te = pg_sys::list_nth((*plans[0]).targetlist, c as i32) as *mut pg_sys::TargetEntry;
+                    pg_sys::exprType((*te).expr.cast())
+                })
+                .collect();
+            let outer = side(
+                plans[0],
+                estate,
+                child_flags,
+                okeys,
+                host_keys::for_kinds(&kinds, types.clone(), collations.clone()),
+            );
+            let inner =
+                side(plans[1], estate, child_flags, ikeys, host_keys::for_kinds(&kinds, types, collations));
+            // (The table compares a host-keyed key's sort keys or encodings as bytes.)
+            let kinds: Vec<KeyKind> = kinds.iter().map(|k| k.compared()).collect();
+            (*node).custom_ps = pg_sys::lappend(
+                pg_sys::lappend(ptr::null_mut(), outer.src.child.cast()),
+                inner.src.child.cast(),
+            );
+            let joinqual = pg_sys::ExecInitQual((*cscan).custom_exprs, node.cast());
+            let query_cxt = (*estate).es_query_cxt;
+            let block_bytes = (pg_sys::get_hash_memory_limit() / 16).clamp(8 * 1024, 8 * 1024 * 1024);
+            let st = Box::new(JoinState {
+                jointype,
+                outer,
+                inner,
+                table: Table::new(&kinds),
+                kinds,
+                nouter,
+                joinqual,
+                econtext: (*node).ss.ps.ps_ExprContext,
+                query_cxt,
+                // Blocks of at most a sixteenth of hash_mem, so that one more
+                // block cannot take the rows past it unforeseen.
+                // A bump context: the copies are never freed one by one (only
+                // reset with the table), so they need no chunk headers nor
+                // power-of-two sizes (a 16-byte bpchar took 24 bytes).
+                data_cxt: pg_sys::BumpContextCreate(
+                    query_cxt,
+                    c"VecHashJoin rows".as_ptr(),
+                    0,
+                    8 * 1024,
+                    block_bytes,
+                ),
+                block_bytes,
+                batch_cxt: pg_sys::AllocSetContextCreateInternal(
+                    query_cxt,
+                    c"VecHashJoin batch".as_ptr(),
+                    0,
+                    8 * 1024,
+                    8 * 1024 * 1024,
+                ),
+                budget: pg_sys::get_hash_memory_limit(),
+                phase: Phase::Build,
+                probe: None,
+                source: ProbeSource::Child,
+                pending: Vec::new(),
+                inner_empty: true,
+                scratch: Vec::new(),
+                output: None,
+                out_cxt: rows_context(query_cxt, c"VecHashJoin output"),
+                stats: Stats::default(),
+                shares_build,
+                shared: ptr::null_mut(),
+            });
+            st
+        }
     }
 
     unsafe fn exec(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-        unsafe { exec(node) }
+        unsafe {
+            let st = self;
+            let slot = (*node).ss.ss_ScanTupleSlot;
+            let proj = (*node).ss.ps.ps_ProjInfo;
+            loop {
+                match st.advance(node, true) {
+                    Step::Row(..) => return if proj.is_null() { slot } else { pg_sys::ExecProject(proj) },
+                    Step::BatchEnd => {}
+                    Step::Done => return pg_sys::ExecClearTuple((*node).ss.ps.ps_ResultTupleSlot),
+                }
+            }
+        }
     }
 
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
@@ -308,7 +408,36 @@ impl VecNode for JoinState {
     }
 
     unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
-        unsafe { rescan(node) }
+        unsafe {
+            let st = self;
+            let changed = (*node).ss.ps.chgParam;
+            if !changed.is_null() {
+                pg_sys::UpdateChangedParamSet(st.outer.src.child, changed);
+                pg_sys::UpdateChangedParamSet(st.inner.src.child, changed);
+            }
+            // The table of an unchanged inner side (in memory) is kept; only
+            // its match flags start over.
+            let keep = st.pending.is_empty()
+                && matches!(st.source, ProbeSource::Child)
+                && !matches!(st.phase, Phase::Build)
+                && (*st.inner.src.child).chgParam.is_null();
+            st.close_files();
+            st.probe = None;
+            if keep {
+                st.table.matched.iter_mut().for_each(|m| *m = false);
+                st.phase =
+                    if st.inner_empty && !st.jointype.keeps_outer() { Phase::Done } else { Phase::Probe };
+            } else {
+                st.table = Table::new(&st.kinds);
+                pg_sys::MemoryContextReset(st.data_cxt);
+                st.inner_empty = true;
+                st.phase = Phase::Build;
+                pg_sys::ExecReScan(st.inner.src.child);
+                st.inner.src.rescanned();
+            }
+            pg_sys::ExecReScan(st.outer.src.child);
+            st.outer.src.rescanned();
+        }
     }
 
     unsafe fn explain(
@@ -410,113 +539,6 @@ impl Side {
     }
 }
 
-unsafe fn begin(
-    node: *mut pg_sys::CustomScanState,
-    estate: *mut pg_sys::EState,
-    eflags: i32,
-) -> Box<JoinState> {
-    unsafe {
-        let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
-        let plans: Vec<*mut pg_sys::Plan> = list_ptrs((*cscan).custom_plans).collect();
-        let data = JoinPlanData::decode(&list_ints((*cscan).custom_private))
-            .unwrap_or_else(|e| error!("vexec internal error: a VecHashJoin plan's private data: {}", e.0));
-        let jointype = JoinType::from_pg(data.jointype as u32)
-            .unwrap_or_else(|| error!("vexec internal error: VecHashJoin of join type {}", data.jointype));
-        let nouter = data.nouter;
-        let shares_build = (*cscan).scan.plan.parallel_aware;
-        let okeys: Vec<usize> = data.keys.iter().map(|k| k.outer_col).collect();
-        let ikeys: Vec<usize> = data.keys.iter().map(|k| k.inner_col).collect();
-        let kinds: Vec<KeyKind> = data.keys.iter().map(|k| k.kind).collect();
-        let collations: Vec<pg_sys::Oid> = data.keys.iter().map(|k| pg_sys::Oid::from(k.collation)).collect();
-        let child_flags =
-            eflags & !(pg_sys::EXEC_FLAG_REWIND | pg_sys::EXEC_FLAG_BACKWARD | pg_sys::EXEC_FLAG_MARK) as i32;
-        // Key types, for the host-keyed kinds: the outer side's (both sides
-        // have the same type but for integer keys).
-        let types: Vec<pg_sys::Oid> = okeys
-            .iter()
-            .map(|&c| {
-                let te = pg_sys::list_nth((*plans[0]).targetlist, c as i32) as *mut pg_sys::TargetEntry;
-                pg_sys::exprType((*te).expr.cast())
-            })
-            .collect();
-        let outer = side(
-            plans[0],
-            estate,
-            child_flags,
-            okeys,
-            host_keys::for_kinds(&kinds, types.clone(), collations.clone()),
-        );
-        let inner =
-            side(plans[1], estate, child_flags, ikeys, host_keys::for_kinds(&kinds, types, collations));
-        // (The table compares a host-keyed key's sort keys or encodings as bytes.)
-        let kinds: Vec<KeyKind> = kinds.iter().map(|k| k.compared()).collect();
-        (*node).custom_ps =
-            pg_sys::lappend(pg_sys::lappend(ptr::null_mut(), outer.src.child.cast()), inner.src.child.cast());
-        let joinqual = pg_sys::ExecInitQual((*cscan).custom_exprs, node.cast());
-        let query_cxt = (*estate).es_query_cxt;
-        let block_bytes = (pg_sys::get_hash_memory_limit() / 16).clamp(8 * 1024, 8 * 1024 * 1024);
-        let st = Box::new(JoinState {
-            jointype,
-            outer,
-            inner,
-            table: Table::new(&kinds),
-            kinds,
-            nouter,
-            joinqual,
-            econtext: (*node).ss.ps.ps_ExprContext,
-            query_cxt,
-            // Blocks of at most a sixteenth of hash_mem, so that one more
-            // block cannot take the rows past it unforeseen.
-            // A bump context: the copies are never freed one by one (only
-            // reset with the table), so they need no chunk headers nor
-            // power-of-two sizes (a 16-byte bpchar took 24 bytes).
-            data_cxt: pg_sys::BumpContextCreate(
-                query_cxt,
-                c"VecHashJoin rows".as_ptr(),
-                0,
-                8 * 1024,
-                block_bytes,
-            ),
-            block_bytes,
-            batch_cxt: pg_sys::AllocSetContextCreateInternal(
-                query_cxt,
-                c"VecHashJoin batch".as_ptr(),
-                0,
-                8 * 1024,
-                8 * 1024 * 1024,
-            ),
-            budget: pg_sys::get_hash_memory_limit(),
-            phase: Phase::Build,
-            probe: None,
-            source: ProbeSource::Child,
-            pending: Vec::new(),
-            inner_empty: true,
-            scratch: Vec::new(),
-            output: None,
-            out_cxt: rows_context(query_cxt, c"VecHashJoin output"),
-            stats: Stats::default(),
-            shares_build,
-            shared: ptr::null_mut(),
-        });
-        st
-    }
-}
-
-unsafe fn exec(node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
-    unsafe {
-        let st = state(node);
-        let slot = (*node).ss.ss_ScanTupleSlot;
-        let proj = (*node).ss.ps.ps_ProjInfo;
-        loop {
-            match st.advance(node, true) {
-                Step::Row(..) => return if proj.is_null() { slot } else { pg_sys::ExecProject(proj) },
-                Step::BatchEnd => {}
-                Step::Done => return pg_sys::ExecClearTuple((*node).ss.ps.ps_ResultTupleSlot),
-            }
-        }
-    }
-}
-
 impl JoinState {
     unsafe fn close_files(&mut self) {
         unsafe {
@@ -528,37 +550,5 @@ impl JoinState {
                 f.close();
             }
         }
-    }
-}
-
-unsafe fn rescan(node: *mut pg_sys::CustomScanState) {
-    unsafe {
-        let st = state(node);
-        let changed = (*node).ss.ps.chgParam;
-        if !changed.is_null() {
-            pg_sys::UpdateChangedParamSet(st.outer.src.child, changed);
-            pg_sys::UpdateChangedParamSet(st.inner.src.child, changed);
-        }
-        // The table of an unchanged inner side (in memory) is kept; only
-        // its match flags start over.
-        let keep = st.pending.is_empty()
-            && matches!(st.source, ProbeSource::Child)
-            && !matches!(st.phase, Phase::Build)
-            && (*st.inner.src.child).chgParam.is_null();
-        st.close_files();
-        st.probe = None;
-        if keep {
-            st.table.matched.iter_mut().for_each(|m| *m = false);
-            st.phase = if st.inner_empty && !st.jointype.keeps_outer() { Phase::Done } else { Phase::Probe };
-        } else {
-            st.table = Table::new(&st.kinds);
-            pg_sys::MemoryContextReset(st.data_cxt);
-            st.inner_empty = true;
-            st.phase = Phase::Build;
-            pg_sys::ExecReScan(st.inner.src.child);
-            st.inner.src.rescanned();
-        }
-        pg_sys::ExecReScan(st.outer.src.child);
-        st.outer.src.rescanned();
     }
 }
