@@ -8,11 +8,12 @@ those in ADAPTATIONS, and the few PostgreSQL cannot run at all are listed in
 check/expected-differences.txt with PostgreSQL's error.
 """
 
-import glob
 import os
 import re
 
 import duckdb
+
+from . import tpch
 
 # query number -> (reason, PostgreSQL text); none needed so far.
 ADAPTATIONS: dict[int, tuple[str, str]] = {}
@@ -34,19 +35,8 @@ PRIMARY_KEYS = {
 }
 
 
-def extension_path() -> str:
-    import duckdb_extension_tpcds
-    found = glob.glob(os.path.join(os.path.dirname(duckdb_extension_tpcds.__file__), "**",
-                                   "tpcds.duckdb_extension"), recursive=True)
-    if not found:
-        raise RuntimeError("duckdb-extension-tpcds is installed but has no tpcds.duckdb_extension")
-    return found[0]
-
-
 def connect(path: str | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(path or ":memory:", read_only=read_only)
-    con.execute(f"LOAD '{extension_path()}'")
-    return con
+    return tpch.connect(path, read_only, extension="tpcds")
 
 
 def queries() -> list[tuple[int, str]]:

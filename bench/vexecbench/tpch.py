@@ -7,6 +7,7 @@ runner checks that); ADAPTATIONS lists any query that needed editing.
 """
 
 import glob
+import importlib
 import os
 
 import duckdb
@@ -65,18 +66,20 @@ PRIMARY_KEYS = {
 }
 
 
-def extension_path() -> str:
-    import duckdb_extension_tpch
-    found = glob.glob(os.path.join(os.path.dirname(duckdb_extension_tpch.__file__), "**",
-                                   "tpch.duckdb_extension"), recursive=True)
+def extension_path(name: str = "tpch") -> str:
+    """The file of DuckDB's `name` extension (tpch, tpcds) from its PyPI
+    package duckdb-extension-<name> (loaded offline)."""
+    package = importlib.import_module(f"duckdb_extension_{name}")
+    found = glob.glob(os.path.join(os.path.dirname(package.__file__), "**", f"{name}.duckdb_extension"),
+                      recursive=True)
     if not found:
-        raise RuntimeError("duckdb-extension-tpch is installed but has no tpch.duckdb_extension")
+        raise RuntimeError(f"duckdb-extension-{name} is installed but has no {name}.duckdb_extension")
     return found[0]
 
 
-def connect(path: str | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+def connect(path: str | None = None, read_only: bool = False, extension: str = "tpch") -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(path or ":memory:", read_only=read_only)
-    con.execute(f"LOAD '{extension_path()}'")
+    con.execute(f"LOAD '{extension_path(extension)}'")
     return con
 
 
