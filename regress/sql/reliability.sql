@@ -11,34 +11,8 @@
 \set SHOW_CONTEXT never
 SET search_path = public;
 
--- modes_same(q): q's rows (as a sorted multiset) or error in mode off, then
--- whether auto and force give the same, and which vexec nodes each plan has.
-CREATE FUNCTION modes_same(q text) RETURNS text LANGUAGE plpgsql AS $fn$
-DECLARE
-  wrapped text := format('SELECT coalesce(string_agg(x::text, E''\n'' ORDER BY x::text) || E''\n'', '''') || count(*) FROM (%s) x', q);
-  m text; r text; e text; r_off text; e_off text; plan text; nodes text; out text := '';
-BEGIN
-  FOREACH m IN ARRAY ARRAY['off', 'auto', 'force'] LOOP
-    PERFORM set_config('vexec.mode', m, true);
-    r := NULL; e := NULL;
-    BEGIN EXECUTE wrapped INTO r;
-    EXCEPTION WHEN OTHERS THEN e := SQLSTATE || ': ' || SQLERRM; END;
-    EXECUTE 'EXPLAIN (COSTS OFF, FORMAT JSON) ' || q INTO plan;
-    SELECT coalesce(string_agg(DISTINCT n[1], ', '), 'none') INTO nodes
-      FROM regexp_matches(plan, '"Custom Plan Provider": "(\w+)"', 'g') n;
-    IF m = 'off' THEN
-      r_off := r; e_off := e;
-      out := coalesce('error ' || e, 'rows: ' || left(replace(r, E'\n', ' | '), 200));
-    ELSIF r IS NOT DISTINCT FROM r_off AND e IS NOT DISTINCT FROM e_off THEN
-      out := out || format('; %s same (%s)', m, nodes);
-    ELSE
-      out := out || format('; %s DIFFERENT: %s (%s)', m, coalesce('error ' || e, left(r, 200)), nodes);
-    END IF;
-  END LOOP;
-  PERFORM set_config('vexec.mode', 'off', true);
-  RETURN out;
-END $fn$;
-
+-- modes_same(q) (helpers.sql): q's rows (as a sorted multiset) or error in
+-- mode off, then whether auto and force give the same, with their vexec nodes.
 -- plan_of(q, mode): the plan's node lines without costs.
 CREATE FUNCTION plan_of(q text, m text) RETURNS SETOF text LANGUAGE plpgsql AS $fn$
 DECLARE ln text;

@@ -1,42 +1,11 @@
 -- Parallel VecAgg: Finalize Vec Aggregate over Gather over Partial Vec
 -- Aggregate over Parallel Vec Seq Scan. Every query must give what a serial
--- PostgreSQL plan gives; par_same(q) runs q with vexec off and no workers,
--- then in force mode with parallel plans made cheap, and says whether the
--- vector plan really was the parallel one. Uses vecagg's vexec_plan_lines.
+-- PostgreSQL plan gives; par_same(q) (helpers.sql) runs q with vexec off and
+-- no workers, then in force mode with parallel plans made cheap, and shows
+-- the vexec nodes (VecAggPartial/VecAggFinalize: the parallel plan). Uses
+-- vecagg's vexec_plan_lines.
 \set SHOW_CONTEXT never
 SET search_path = public;
-
-CREATE FUNCTION par_same(q text) RETURNS text LANGUAGE plpgsql AS $fn$
-DECLARE
-  r_off text; r_par text; e_off text; e_par text; plan text; vec text;
-  wrapped text := format('SELECT string_agg(x::text, E''\n'' ORDER BY x::text) || E''\n'' || count(*) FROM (%s) x', q);
-BEGIN
-  PERFORM set_config('vexec.mode', 'off', true);
-  PERFORM set_config('max_parallel_workers_per_gather', '0', true);
-  BEGIN EXECUTE wrapped INTO r_off;
-  EXCEPTION WHEN OTHERS THEN e_off := SQLSTATE || ': ' || SQLERRM; END;
-  PERFORM set_config('vexec.mode', 'force', true);
-  PERFORM set_config('max_parallel_workers_per_gather', '2', true);
-  PERFORM set_config('parallel_setup_cost', '0', true);
-  PERFORM set_config('parallel_tuple_cost', '0', true);
-  PERFORM set_config('min_parallel_table_scan_size', '0', true);
-  BEGIN EXECUTE wrapped INTO r_par;
-  EXCEPTION WHEN OTHERS THEN e_par := SQLSTATE || ': ' || SQLERRM; END;
-  EXECUTE 'EXPLAIN (COSTS OFF, FORMAT JSON) ' || q INTO plan;
-  vec := CASE WHEN plan LIKE '%"Custom Plan Provider": "VecAggFinalize"%'
-               AND plan LIKE '%"Custom Plan Provider": "VecAggPartial"%' THEN 'parallel VecAgg'
-              WHEN plan LIKE '%"Custom Plan Provider": "VecAgg"%' THEN 'serial VecAgg' ELSE 'row Agg' END;
-  PERFORM set_config('vexec.mode', 'off', true);
-  IF e_off IS NOT NULL OR e_par IS NOT NULL THEN
-    RETURN CASE WHEN e_off IS NOT DISTINCT FROM e_par THEN 'same error ' || e_off
-                ELSE format('DIFFERENT: off %s / parallel %s', coalesce(e_off, 'rows'), coalesce(e_par, 'rows')) END
-           || ' (' || vec || ')';
-  END IF;
-  RETURN CASE WHEN r_off IS NOT DISTINCT FROM r_par
-              THEN 'same: ' || coalesce(left(r_off, 300), '(no rows)')
-              ELSE format('DIFFERENT: off [%s] / parallel [%s]', left(r_off, 300), left(r_par, 300)) END
-         || ' (' || vec || ')';
-END $fn$;
 
 CREATE TABLE vp (id int, k int, s smallint, b bigint, n numeric(12,2), f float8, d date, t text COLLATE "C",
                  u text, bo bool);

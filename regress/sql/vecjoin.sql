@@ -1,37 +1,12 @@
 -- VecHashJoin: in force mode every join returns exactly the rows (as a
--- multiset) that mode off returns, or the same error.
+-- multiset) that mode off returns, or the same error (join_same(q), from
+-- helpers.sql).
 \set SHOW_CONTEXT never
 SET search_path = public;
 -- Force mode disables PostgreSQL's hash joins only; nested loops and merge
 -- joins would still win some of these joins on cost.
 SET enable_nestloop = off;
 SET enable_mergejoin = off;
-
-CREATE FUNCTION join_same(q text) RETURNS text LANGUAGE plpgsql AS $fn$
-DECLARE
-  r_off text; r_force text; e_off text; e_force text; plan text; vec text;
-  wrapped text := format('SELECT count(*) || '' rows, md5 '' || left(md5(coalesce(string_agg(x::text, E''\n'' ORDER BY x::text), '''')), 12) FROM (%s) x', q);
-BEGIN
-  PERFORM set_config('vexec.mode', 'off', true);
-  BEGIN EXECUTE wrapped INTO r_off;
-  EXCEPTION WHEN OTHERS THEN e_off := SQLSTATE || ': ' || SQLERRM; END;
-  PERFORM set_config('vexec.mode', 'force', true);
-  BEGIN EXECUTE wrapped INTO r_force;
-  EXCEPTION WHEN OTHERS THEN e_force := SQLSTATE || ': ' || SQLERRM; END;
-  BEGIN EXECUTE 'EXPLAIN (COSTS OFF, FORMAT JSON) ' || q INTO plan;
-  EXCEPTION WHEN OTHERS THEN plan := 'planning failed'; END;
-  vec := CASE WHEN plan LIKE '%"Custom Plan Provider": "VecHashJoin"%' THEN 'VecHashJoin'
-              WHEN plan = 'planning failed' THEN 'error while planning' ELSE 'row join' END;
-  PERFORM set_config('vexec.mode', 'off', true);
-  IF e_off IS NOT NULL OR e_force IS NOT NULL THEN
-    RETURN CASE WHEN e_off IS NOT DISTINCT FROM e_force THEN 'same error ' || e_off
-                ELSE format('DIFFERENT: off %s / force %s', coalesce(e_off, 'rows'), coalesce(e_force, 'rows')) END
-           || ' (' || vec || ')';
-  END IF;
-  RETURN CASE WHEN r_off IS NOT DISTINCT FROM r_force THEN 'same ' || r_off
-              ELSE format('DIFFERENT: off [%s] / force [%s]', r_off, r_force) END
-         || ' (' || vec || ')';
-END $fn$;
 
 -- Whether EXPLAIN ANALYZE of q (force) shows a VecHashJoin that partitioned to files.
 CREATE FUNCTION join_spilled(q text) RETURNS text LANGUAGE plpgsql AS $$

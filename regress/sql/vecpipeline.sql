@@ -6,37 +6,7 @@ SET search_path = public;
 SET enable_nestloop = off;
 SET enable_mergejoin = off;
 
--- The vector nodes of q's plan in force mode, top down; and whether its
--- result (in order when `ordered`) and error equal mode off's.
-CREATE FUNCTION pipe_same(q text, ordered bool DEFAULT false) RETURNS text LANGUAGE plpgsql AS $fn$
-DECLARE
-  r_off text; r_force text; e_off text; e_force text; nodes text;
-  wrapped text := CASE WHEN ordered
-    THEN format('SELECT count(*) || '' rows, md5 '' || left(md5(coalesce(string_agg(x::text, E''\n''), '''')), 12) FROM (%s) x', q)
-    ELSE format('SELECT count(*) || '' rows, md5 '' || left(md5(coalesce(string_agg(x::text, E''\n'' ORDER BY x::text), '''')), 12) FROM (%s) x', q) END;
-BEGIN
-  PERFORM set_config('vexec.mode', 'off', true);
-  BEGIN EXECUTE wrapped INTO r_off;
-  EXCEPTION WHEN OTHERS THEN e_off := SQLSTATE || ': ' || SQLERRM; END;
-  PERFORM set_config('vexec.mode', 'force', true);
-  BEGIN EXECUTE wrapped INTO r_force;
-  EXCEPTION WHEN OTHERS THEN e_force := SQLSTATE || ': ' || SQLERRM; END;
-  BEGIN
-    SELECT string_agg(m[1], ' > ') INTO nodes
-    FROM (SELECT regexp_match(p, '(Vec [A-Za-z ]+?)(?: on |$)') AS m FROM pipe_plan(q) p) s
-    WHERE m IS NOT NULL;
-  EXCEPTION WHEN OTHERS THEN nodes := 'planning failed: ' || SQLERRM; END;
-  PERFORM set_config('vexec.mode', 'off', true);
-  IF e_off IS NOT NULL OR e_force IS NOT NULL THEN
-    RETURN CASE WHEN e_off IS NOT DISTINCT FROM e_force THEN 'same error ' || e_off
-                ELSE format('DIFFERENT: off %s / force %s', coalesce(e_off, 'rows'), coalesce(e_force, 'rows')) END
-           || ' [' || coalesce(nodes, 'no vector node') || ']';
-  END IF;
-  RETURN CASE WHEN r_off IS NOT DISTINCT FROM r_force THEN 'same ' || r_off
-              ELSE format('DIFFERENT: off [%s] / force [%s]', r_off, r_force) END
-         || ' [' || coalesce(nodes, 'no vector node') || ']';
-END $fn$;
-
+-- pipe_same(q, ordered) is in helpers.sql. pipe_plan(q): q's plan in force mode.
 CREATE FUNCTION pipe_plan(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM set_config('vexec.mode', 'force', true);

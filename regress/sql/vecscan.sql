@@ -1,36 +1,9 @@
 -- VecScan: in force mode every query must give exactly what mode off gives:
--- the same rows, or the same error (SQLSTATE and message). same(q) runs q
--- in both modes and says so, and whether force really used a vector scan.
+-- the same rows, or the same error (SQLSTATE and message). same(q), from
+-- helpers.sql, runs q in both modes and says so, with force's vexec nodes.
 \set SHOW_CONTEXT never
 -- (The test role is named vexec, like the extension's schema: keep objects in public.)
 SET search_path = public;
-
-CREATE FUNCTION same(q text) RETURNS text LANGUAGE plpgsql AS $fn$
-DECLARE
-  r_off text; r_force text; e_off text; e_force text; plan text; vec text;
-  wrapped text := format('SELECT string_agg(x::text, E''\n'' ORDER BY x::text) || E''\n'' || count(*) FROM (%s) x', q);
-BEGIN
-  PERFORM set_config('vexec.mode', 'off', true);
-  BEGIN EXECUTE wrapped INTO r_off;
-  EXCEPTION WHEN OTHERS THEN e_off := SQLSTATE || ': ' || SQLERRM; END;
-  PERFORM set_config('vexec.mode', 'force', true);
-  BEGIN EXECUTE wrapped INTO r_force;
-  EXCEPTION WHEN OTHERS THEN e_force := SQLSTATE || ': ' || SQLERRM; END;
-  BEGIN EXECUTE 'EXPLAIN (COSTS OFF, FORMAT JSON) ' || q INTO plan;
-  EXCEPTION WHEN OTHERS THEN plan := 'planning failed'; END;
-  vec := CASE WHEN plan LIKE '%"Custom Plan Provider": "VecScan"%' THEN 'vector'
-              WHEN plan = 'planning failed' THEN 'error while planning' ELSE 'ROW' END;
-  PERFORM set_config('vexec.mode', 'off', true);
-  IF e_off IS NOT NULL OR e_force IS NOT NULL THEN
-    RETURN CASE WHEN e_off IS NOT DISTINCT FROM e_force THEN 'same error ' || e_off
-                ELSE format('DIFFERENT: off %s / force %s', coalesce(e_off, 'rows'), coalesce(e_force, 'rows')) END
-           || ' (' || vec || ')';
-  END IF;
-  RETURN CASE WHEN r_off IS NOT DISTINCT FROM r_force
-              THEN 'same ' || coalesce(split_part(r_off, E'\n', -1), '0') || ' rows'
-              ELSE format('DIFFERENT: off [%s] / force [%s]', left(r_off, 300), left(r_force, 300)) END
-         || ' (' || vec || ')';
-END $fn$;
 
 -- The scan nodes of a plan (other lines differ between PostgreSQL versions).
 CREATE FUNCTION scans(q text) RETURNS SETOF text LANGUAGE plpgsql AS $fn$
