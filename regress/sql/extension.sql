@@ -19,6 +19,10 @@ WHERE refclassid = 'pg_extension'::regclass
   AND deptype = 'e'
 ORDER BY 1;
 
+-- The install script's hand-written part (top-level sql/) is there.
+SELECT obj_description('vexec'::regnamespace, 'pg_namespace') LIKE 'vexec: vectorized executor%' AS schema_comment,
+       obj_description('vexec.version()'::regprocedure, 'pg_proc') LIKE 'version of the vexec library%' AS function_comment;
+
 -- Updating to the installed version is a no-op with PostgreSQL's NOTICE.
 ALTER EXTENSION vexec UPDATE;
 -- An unknown target version is an error naming the missing path.

@@ -47,6 +47,10 @@ pub extern "C-unwind" fn _PG_init() {
     exec::register();
 }
 
+// The install script's hand-written part (top-level sql/), after every
+// generated object.
+extension_sql_file!("../../sql/vexec_comments.sql", name = "comments", finalize);
+
 /// The version of the vexec library that is loaded (not necessarily that of
 /// the extension's SQL objects, see pg_extension). The control file puts it
 /// in schema `vexec`.
