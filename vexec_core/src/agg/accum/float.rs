@@ -1,7 +1,6 @@
 //! PostgreSQL's float comparisons and additions with their overflow checks.
 
-#[allow(unused_imports)]
-use super::*;
+use crate::batch::Values;
 
 /// PostgreSQL's float `<` (NaN equal to NaN and above every other value).
 #[inline]

@@ -19,20 +19,59 @@
 //!
 //! Rows are fed in batch order, so the per-group order is the input order, as
 //! in PostgreSQL's own Agg node.
+//!
+//! Each kind of state lives in its own file behind [`GroupStates`]:
+//! `count.rs`, `int_sum.rs`, `float_sum.rs`, `moments.rs`, `extreme.rs`,
+//! `distinct.rs`, `numeric_sums.rs`. [`Accumulator`] picks the kind from the
+//! [`Transition`] and dispatches to it (an enum, so the per-batch loops are
+//! statically dispatched and inlined).
 
-use crate::batch::{varlena, Column, RowIdx, Values};
-use crate::numeric::{self, Decoded, Special};
+use crate::batch::{Column, RowIdx};
+use crate::numeric::Special;
 
-use super::groups::{GroupTable, KeyKind};
+use super::groups::KeyKind;
+
+/// `$body` with `$s` bound to the state's kind, whichever it is.
+macro_rules! with_state {
+    ($state:expr, $s:ident => $body:expr) => {
+        match $state {
+            State::Counts($s) => $body,
+            State::DistinctValues($s) => $body,
+            State::DistinctInts($s) => $body,
+            State::DistinctSum($s) => $body,
+            State::IntSum($s) => $body,
+            State::WideSum($s) => $body,
+            State::F32Sum($s) => $body,
+            State::F64Sum($s) => $body,
+            State::Moments($s) => $body,
+            State::IntExtreme($s) => $body,
+            State::FloatExtreme($s) => $body,
+            State::BytesExtreme($s) => $body,
+            State::NumericSum($s) => $body,
+        }
+    };
+}
 
 #[macro_use]
 mod float;
+mod count;
+mod distinct;
+mod extreme;
+mod float_sum;
+mod int_sum;
+mod moments;
 mod numeric_sums;
 mod partial;
 mod transition;
 
-use float::*;
-use numeric_sums::*;
+use count::Counts;
+use distinct::{DistinctInts, DistinctSum, DistinctValues};
+use extreme::{BytesExtreme, FloatExtreme, IntExtreme};
+use float_sum::FloatSum;
+use int_sum::{IntSum, WideSum};
+use moments::Moments;
+use numeric_sums::NumericSums;
+use partial::StateReader;
 pub use transition::{MomentsFinal, Transition};
 
 /// A transition PostgreSQL would end with an error.
@@ -73,60 +112,69 @@ pub enum AggResult<'a> {
     Bytes(&'a [u8]),
 }
 
+/// The states of one aggregate for groups `0..n`: what each kind of state
+/// implements (one kind per file).
+trait GroupStates {
+    /// Room for groups `0..n`, new groups empty; a vector that must grow
+    /// grows to exactly `room` groups when `room >= n` (see
+    /// [`Accumulator::ensure_groups_in`]).
+    fn grow(&mut self, n: usize, room: usize);
+
+    /// Fold the rows whose argument is not NULL, `(group, row)` pairs in
+    /// input order.
+    ///
+    /// # Safety
+    /// For by-reference arguments the column's valid values point to plain
+    /// varlenas.
+    unsafe fn update(
+        &mut self,
+        live: impl Iterator<Item = (usize, usize)>,
+        col: &Column,
+    ) -> Result<(), AggError>;
+
+    /// Every row of `rows` into group `g` in one pass over the values;
+    /// false when this kind has no such path (then [`GroupStates::update`]).
+    fn update_one_group(&mut self, _g: usize, _rows: &[RowIdx], _col: &Column) -> bool {
+        false
+    }
+
+    /// Group `g`'s result for transition `t` (this state's transition or
+    /// one that shares its state).
+    fn result(&self, g: usize, t: Transition) -> AggResult<'_>;
+
+    /// Group `g`'s state as bytes (see [`Accumulator::serialize`]).
+    fn serialize(&self, g: usize, out: &mut Vec<u8>);
+
+    /// Combine a serialized state into group `g`; None when the bytes do not
+    /// read back as this kind's state.
+    fn combine(&mut self, g: usize, rd: &mut StateReader<'_>, row: RowIdx) -> Option<Result<(), AggError>>;
+
+    /// Approximate memory held, for the `hash_mem` budget.
+    fn bytes_used(&self) -> usize;
+}
+
+/// Grow a per-group vector as [`GroupStates::grow`] says.
+fn grow<T: Clone>(v: &mut Vec<T>, n: usize, room: usize, fill: T) {
+    if n > v.capacity() && room >= n {
+        v.reserve_exact(room - v.len());
+    }
+    v.resize(n, fill);
+}
+
 #[derive(Debug)]
 enum State {
-    Counts(Vec<i64>),
-    Distinct {
-        counts: Vec<i64>,
-        seen: Box<GroupTable>,
-    },
-    /// count(DISTINCT) of integer-like values: the (group, value) pairs seen.
-    DistinctInts {
-        counts: Vec<i64>,
-        seen: hashbrown::HashSet<(u32, i64), foldhash::fast::FixedState>,
-    },
-    IntSum {
-        sums: Vec<i64>,
-        counts: Vec<i64>,
-    },
-    /// sum/avg(DISTINCT) of integers: the (group, value) pairs seen, and
-    /// per group the sum and count of its distinct values.
-    DistinctSum {
-        seen: hashbrown::HashSet<(u32, i64), foldhash::fast::FixedState>,
-        sums: Vec<i128>,
-        counts: Vec<i64>,
-    },
-    WideSum {
-        sums: Vec<i128>,
-        counts: Vec<i64>,
-    },
-    F32Sum {
-        sums: Vec<f32>,
-        seen: Vec<bool>,
-    },
-    F64Sum {
-        sums: Vec<f64>,
-        seen: Vec<bool>,
-    },
-    Moments {
-        n: Vec<f64>,
-        sx: Vec<f64>,
-        sxx: Vec<f64>,
-    },
-    IntExtreme {
-        values: Vec<i64>,
-        seen: Vec<bool>,
-    },
-    FloatExtreme {
-        values: Vec<f64>,
-        seen: Vec<bool>,
-    },
-    /// Text or numeric extremes; `bytes` is the total length held (kept as
-    /// values change, so the memory check does not walk every group).
-    BytesExtreme {
-        values: Vec<Option<Box<[u8]>>>,
-        bytes: usize,
-    },
+    Counts(Counts),
+    DistinctValues(DistinctValues),
+    DistinctInts(DistinctInts),
+    DistinctSum(DistinctSum),
+    IntSum(IntSum),
+    WideSum(WideSum),
+    F32Sum(FloatSum<f32>),
+    F64Sum(FloatSum<f64>),
+    Moments(Moments),
+    IntExtreme(IntExtreme),
+    FloatExtreme(FloatExtreme),
+    BytesExtreme(BytesExtreme),
     NumericSum(NumericSums),
 }
 
@@ -135,12 +183,6 @@ enum State {
 pub struct Accumulator {
     transition: Transition,
     state: State,
-    /// For numeric sum/avg: the scale of an argument that arrives as scaled
-    /// integers (I64 columns) rather than numeric Datums.
-    arg_scale: Option<u16>,
-    /// For text min/max: the collation's order (bytewise when None, which
-    /// is the C collation's).
-    order: Option<TextOrder>,
 }
 
 /// A collation's order of two strings, as `text_cmp` gives it (the host
@@ -158,49 +200,39 @@ impl Accumulator {
         let state = match transition {
             // (Fmgr aggregates keep their states on the host; an empty count stands in.)
             Transition::CountRows | Transition::CountValues | Transition::Fmgr { .. } => {
-                State::Counts(vec![])
+                State::Counts(Counts::default())
             }
-            Transition::CountDistinct(KeyKind::Int) => State::DistinctInts {
-                counts: vec![],
-                seen: hashbrown::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(0x6469_7374)),
-            },
-            Transition::CountDistinct(kind) => {
-                // (A Collated argument comes as its sort keys.)
-                State::Distinct {
-                    counts: vec![],
-                    seen: Box::new(GroupTable::new(&[KeyKind::Int, kind.compared()])),
-                }
-            }
-            Transition::SumInt => State::IntSum { sums: vec![], counts: vec![] },
+            Transition::CountDistinct(KeyKind::Int) => State::DistinctInts(DistinctInts::default()),
+            Transition::CountDistinct(kind) => State::DistinctValues(DistinctValues::new(kind)),
+            Transition::SumInt => State::IntSum(IntSum::default()),
             Transition::SumDistinctInt | Transition::SumDistinctBigInt | Transition::AvgDistinctInt => {
-                State::DistinctSum {
-                    seen: hashbrown::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(0x6469_7374)),
-                    sums: vec![],
-                    counts: vec![],
-                }
+                State::DistinctSum(DistinctSum::default())
             }
-            Transition::SumBigInt | Transition::AvgInt => State::WideSum { sums: vec![], counts: vec![] },
-            Transition::SumFloat4 => State::F32Sum { sums: vec![], seen: vec![] },
-            Transition::SumFloat8 => State::F64Sum { sums: vec![], seen: vec![] },
-            Transition::Moments { .. } => State::Moments { n: vec![], sx: vec![], sxx: vec![] },
-            Transition::MinMaxInt { .. } => State::IntExtreme { values: vec![], seen: vec![] },
-            Transition::MinMaxFloat { .. } => State::FloatExtreme { values: vec![], seen: vec![] },
-            Transition::MinMaxBytes { .. } | Transition::MinMaxNumeric { .. } => {
-                State::BytesExtreme { values: vec![], bytes: 0 }
-            }
+            Transition::SumBigInt | Transition::AvgInt => State::WideSum(WideSum::default()),
+            Transition::SumFloat4 => State::F32Sum(FloatSum::default()),
+            Transition::SumFloat8 => State::F64Sum(FloatSum::default()),
+            Transition::Moments { .. } => State::Moments(Moments::default()),
+            Transition::MinMaxInt { max } => State::IntExtreme(IntExtreme::new(max)),
+            Transition::MinMaxFloat { max } => State::FloatExtreme(FloatExtreme::new(max)),
+            Transition::MinMaxBytes { max } => State::BytesExtreme(BytesExtreme::new(max, false)),
+            Transition::MinMaxNumeric { max } => State::BytesExtreme(BytesExtreme::new(max, true)),
             Transition::SumNumeric | Transition::AvgNumeric => State::NumericSum(NumericSums::default()),
         };
-        Accumulator { transition, state, arg_scale: None, order: None }
+        Accumulator { transition, state }
     }
 
     /// Text min/max: compare with this collation order instead of bytewise.
     pub fn set_text_order(&mut self, order: TextOrder) {
-        self.order = Some(order);
+        if let State::BytesExtreme(s) = &mut self.state {
+            s.set_order(order);
+        }
     }
 
     /// Numeric sum/avg: I64 argument columns hold values scaled by `10^scale`.
     pub fn set_arg_scale(&mut self, scale: u16) {
-        self.arg_scale = Some(scale);
+        if let State::NumericSum(s) = &mut self.state {
+            s.arg_scale = Some(scale);
+        }
     }
 
     pub fn transition(&self) -> Transition {
@@ -216,52 +248,7 @@ impl Accumulator {
     /// to exactly `room` groups (when `room >= n`) instead of doubling: the
     /// caller sizes `room` to keep its memory within a budget.
     pub fn ensure_groups_in(&mut self, n: usize, room: usize) {
-        fn grow<T: Clone>(v: &mut Vec<T>, n: usize, room: usize, fill: T) {
-            if n > v.capacity() && room >= n {
-                v.reserve_exact(room - v.len());
-            }
-            v.resize(n, fill);
-        }
-        match &mut self.state {
-            State::Counts(c) | State::Distinct { counts: c, .. } | State::DistinctInts { counts: c, .. } => {
-                grow(c, n, room, 0)
-            }
-            State::IntSum { sums, counts } => {
-                grow(sums, n, room, 0);
-                grow(counts, n, room, 0);
-            }
-            State::WideSum { sums, counts } | State::DistinctSum { sums, counts, .. } => {
-                grow(sums, n, room, 0);
-                grow(counts, n, room, 0);
-            }
-            State::F32Sum { sums, seen } => {
-                grow(sums, n, room, 0.0);
-                grow(seen, n, room, false);
-            }
-            State::F64Sum { sums, seen } => {
-                grow(sums, n, room, 0.0);
-                grow(seen, n, room, false);
-            }
-            State::Moments { n: cnt, sx, sxx } => {
-                grow(cnt, n, room, 0.0);
-                grow(sx, n, room, 0.0);
-                grow(sxx, n, room, 0.0);
-            }
-            State::IntExtreme { values, seen } => {
-                grow(values, n, room, 0);
-                grow(seen, n, room, false);
-            }
-            State::FloatExtreme { values, seen } => {
-                grow(values, n, room, 0.0);
-                grow(seen, n, room, false);
-            }
-            State::BytesExtreme { values, .. } => grow(values, n, room, None),
-            State::NumericSum(s) => {
-                grow(&mut s.sums, n, room, 0);
-                grow(&mut s.scales, n, room, 0);
-                grow(&mut s.counts, n, room, 0);
-            }
-        }
+        with_state!(&mut self.state, s => s.grow(n, room))
     }
 
     /// Feed the batch rows `rows`, row `rows[i]` into group `groups[i]`, in
@@ -277,280 +264,24 @@ impl Accumulator {
         arg: Option<&Column>,
     ) -> Result<(), AggError> {
         debug_assert_eq!(groups.len(), rows.len());
-        let pairs = groups.iter().map(|&g| g as usize).zip(rows.iter().map(|&r| r as usize));
-        if let State::Counts(counts) = &mut self.state {
-            if self.transition == Transition::CountRows {
-                pairs.for_each(|(g, _)| counts[g] += 1);
-                return Ok(());
-            }
+        if let (State::Counts(counts), Transition::CountRows) = (&mut self.state, self.transition) {
+            counts.count_rows(groups);
+            return Ok(());
         }
         let col = arg.expect("the aggregate has an argument");
         if let Some(&g) = groups.first() {
-            if groups.iter().all(|&x| x == g) && self.update_one_group(g as usize, rows, col) {
+            let one_group = groups.iter().all(|&x| x == g);
+            if one_group && with_state!(&mut self.state, s => s.update_one_group(g as usize, rows, col)) {
                 return Ok(());
             }
         }
-        let live = pairs.filter(|&(_, r)| col.is_valid(r));
-        match (&mut self.state, self.transition) {
-            (State::Counts(counts), _) => live.for_each(|(g, _)| counts[g] += 1),
-            (State::Distinct { counts, seen }, _) => {
-                // New (group, value) pairs are the distinct values of a group.
-                let (gs, rs): (Vec<u32>, Vec<RowIdx>) = live.map(|(g, r)| (g as u32, r as RowIdx)).unzip();
-                let mut group_col = Column::new(crate::batch::PhysType::I64, col.len());
-                if let Values::I64(v) = &mut group_col.values {
-                    for (&g, &r) in gs.iter().zip(&rs) {
-                        v[r as usize] = g as i64;
-                    }
-                }
-                let before = seen.len();
-                let mut ids = Vec::with_capacity(rs.len());
-                unsafe { seen.assign(&[&group_col, col], &rs, &mut ids) };
-                // Ids at or past `before` that are first met here are new pairs.
-                let mut next = before as u32;
-                for (&id, &g) in ids.iter().zip(&gs) {
-                    if id == next {
-                        counts[g as usize] += 1;
-                        next += 1;
-                    }
-                }
-            }
-            (State::DistinctInts { counts, seen }, _) => {
-                for_ints!(&col.values, live, |g, _r, x| {
-                    counts[g] += seen.insert((g as u32, x)) as i64;
-                })
-            }
-            (State::DistinctSum { seen, sums, counts }, _) => {
-                for_ints!(&col.values, live, |g, _r, x| {
-                    if seen.insert((g as u32, x)) {
-                        sums[g] += x as i128;
-                        counts[g] += 1;
-                    }
-                })
-            }
-            (State::IntSum { sums, counts }, _) => {
-                for_ints!(&col.values, live, |g, _r, x| {
-                    sums[g] = sums[g].wrapping_add(x);
-                    counts[g] += 1;
-                })
-            }
-            (State::WideSum { sums, counts }, _) => {
-                for_ints!(&col.values, live, |g, _r, x| {
-                    sums[g] += x as i128;
-                    counts[g] += 1;
-                })
-            }
-            (State::F32Sum { sums, seen }, _) => {
-                let Values::F32(v) = &col.values else { panic!("sum(float4) over a non-float4 column") };
-                for (g, r) in live {
-                    if seen[g] {
-                        sums[g] =
-                            float4_pl(sums[g], v[r]).ok_or(AggError::FloatOverflow { row: r as RowIdx })?;
-                    } else {
-                        sums[g] = v[r];
-                        seen[g] = true;
-                    }
-                }
-            }
-            (State::F64Sum { sums, seen }, _) => {
-                let Values::F64(v) = &col.values else { panic!("sum(float8) over a non-float8 column") };
-                for (g, r) in live {
-                    if seen[g] {
-                        sums[g] =
-                            float8_pl(sums[g], v[r]).ok_or(AggError::FloatOverflow { row: r as RowIdx })?;
-                    } else {
-                        sums[g] = v[r];
-                        seen[g] = true;
-                    }
-                }
-            }
-            (State::Moments { n, sx, sxx }, _) => {
-                for (g, r) in live {
-                    let x = float_value(&col.values, r);
-                    // float8_accum, step by step.
-                    let n0 = n[g];
-                    let sx0 = sx[g];
-                    let nn = n0 + 1.0;
-                    let s = sx0 + x;
-                    let mut q = sxx[g];
-                    if n0 > 0.0 {
-                        let tmp = x * nn - s;
-                        q += tmp * tmp / (nn * n0);
-                        if s.is_infinite() || q.is_infinite() {
-                            if !sx0.is_infinite() && !x.is_infinite() {
-                                return Err(AggError::FloatOverflow { row: r as RowIdx });
-                            }
-                            q = f64::NAN;
-                        }
-                    } else if x.is_nan() || x.is_infinite() {
-                        q = f64::NAN;
-                    }
-                    n[g] = nn;
-                    sx[g] = s;
-                    sxx[g] = q;
-                }
-            }
-            (State::IntExtreme { values, seen }, Transition::MinMaxInt { max }) => {
-                for_ints!(&col.values, live, |g, _r, x| {
-                    if !seen[g] || (if max { x > values[g] } else { x < values[g] }) {
-                        values[g] = x;
-                        seen[g] = true;
-                    }
-                })
-            }
-            (State::FloatExtreme { values, seen }, Transition::MinMaxFloat { max }) => {
-                for (g, r) in live {
-                    let x = float_value(&col.values, r);
-                    // smaller(state, x) keeps the state only when strictly smaller.
-                    let keep = seen[g] && if max { float_lt(x, values[g]) } else { float_lt(values[g], x) };
-                    if !keep {
-                        values[g] = x;
-                        seen[g] = true;
-                    }
-                }
-            }
-            (State::BytesExtreme { values, bytes }, Transition::MinMaxBytes { max }) => {
-                let Values::Datum(v) = &col.values else { panic!("text min/max over a by-value column") };
-                for (g, r) in live {
-                    let x = unsafe { varlena::bytes(v[r] as *const u8) };
-                    // text_larger keeps the state only when it is greater,
-                    // text_smaller only when it is smaller.
-                    let replace = match &values[g] {
-                        None => true,
-                        Some(cur) => {
-                            let o = match &mut self.order {
-                                None => (**cur).cmp(x),
-                                Some(order) => (order.0)(cur, x),
-                            };
-                            if max {
-                                o.is_le()
-                            } else {
-                                o.is_ge()
-                            }
-                        }
-                    };
-                    // The same bytes need no copy (strings that a
-                    // nondeterministic collation orders equal are copied).
-                    if replace && values[g].as_deref() != Some(x) {
-                        *bytes += x.len();
-                        *bytes -= values[g].replace(x.into()).map_or(0, |old| old.len());
-                    }
-                }
-            }
-            (State::BytesExtreme { values, bytes }, Transition::MinMaxNumeric { max }) => {
-                let Values::Datum(v) = &col.values else { panic!("numeric min/max over a by-value column") };
-                for (g, r) in live {
-                    let x = unsafe { varlena::bytes(v[r] as *const u8) };
-                    // numeric_smaller keeps the state only when strictly smaller.
-                    let keep = match &values[g] {
-                        None if !numeric::is_numeric(x) => {
-                            return Err(AggError::InvalidNumeric { row: r as RowIdx });
-                        }
-                        None => false,
-                        Some(cur) => {
-                            let o = numeric::compare(cur, x)
-                                .ok_or(AggError::InvalidNumeric { row: r as RowIdx })?;
-                            if max {
-                                o.is_gt()
-                            } else {
-                                o.is_lt()
-                            }
-                        }
-                    };
-                    if !keep {
-                        *bytes += x.len();
-                        *bytes -= values[g].replace(x.into()).map_or(0, |old| old.len());
-                    }
-                }
-            }
-            (State::NumericSum(sums), _) => match &col.values {
-                Values::Datum(v) => {
-                    for (g, r) in live {
-                        if !sums.add(g, unsafe { varlena::bytes(v[r] as *const u8) }) {
-                            return Err(AggError::InvalidNumeric { row: r as RowIdx });
-                        }
-                    }
-                }
-                // numeric(p, s) values the child computed as scaled integers.
-                Values::I64(v) => {
-                    let scale = self.arg_scale.expect("the scale of a scaled numeric argument");
-                    for (g, r) in live {
-                        sums.add_scaled(g, v[r] as i128, scale);
-                    }
-                }
-                // numeric(19..38, s): scaled integers of 128 bits.
-                Values::I128(v) => {
-                    let scale = self.arg_scale.expect("the scale of a scaled numeric argument");
-                    for (g, r) in live {
-                        sums.add_scaled(g, v[r], scale);
-                    }
-                }
-                other => panic!("numeric sum over a {:?} column", other.phys_type()),
-            },
-            (_, t) => unreachable!("state does not match transition {t:?}"),
-        }
-        Ok(())
-    }
-
-    /// Every row into group `g` (plain aggregation, or a batch of one
-    /// group): integer counts and sums as one pass over the values, which
-    /// the compiler vectorizes (integer addition is associative, so the
-    /// result is the row-by-row one). False when the state has no such path.
-    fn update_one_group(&mut self, g: usize, rows: &[RowIdx], col: &Column) -> bool {
-        // (sum of the valid values, how many)
-        fn sum<T: Copy + Into<i64>>(v: &[T], rows: &[RowIdx], col: &Column) -> (i128, i64) {
-            // Selections are ascending: first 0 and last n - 1 is all of 0..n.
-            let contiguous = rows.len() <= v.len()
-                && rows.first() == Some(&0)
-                && rows.last().map(|&r| r as usize + 1) == Some(rows.len());
-            if contiguous && col.validity.all_set() {
-                // Chunks of i64 sums cannot overflow: 2^31 * 1024 < 2^63.
-                let s: i128 = v[..rows.len()]
-                    .chunks(1024)
-                    .map(|c| c.iter().map(|&x| x.into()).sum::<i64>() as i128)
-                    .sum();
-                return (s, rows.len() as i64);
-            }
-            let (mut s, mut n) = (0i128, 0i64);
-            for &r in rows {
-                let r = r as usize;
-                if col.is_valid(r) {
-                    s += v[r].into() as i128;
-                    n += 1;
-                }
-            }
-            (s, n)
-        }
-        let (total, n) = match (&self.state, &col.values) {
-            (State::Counts(_), _) => (0, rows.iter().filter(|&&r| col.is_valid(r as usize)).count() as i64),
-            (State::IntSum { .. } | State::WideSum { .. }, Values::I16(v)) => sum(v, rows, col),
-            (State::IntSum { .. } | State::WideSum { .. }, Values::I32(v)) => sum(v, rows, col),
-            (State::WideSum { .. }, Values::I64(v)) => {
-                let (mut s, mut n) = (0i128, 0i64);
-                for &r in rows {
-                    let r = r as usize;
-                    if col.is_valid(r) {
-                        s += v[r] as i128;
-                        n += 1;
-                    }
-                }
-                (s, n)
-            }
-            _ => return false,
-        };
-        match &mut self.state {
-            State::Counts(c) => c[g] += n,
-            // int2/int4 sums wrap in int8 as PostgreSQL's int4_sum does.
-            State::IntSum { sums, counts } => {
-                sums[g] = sums[g].wrapping_add(total as i64);
-                counts[g] += n;
-            }
-            State::WideSum { sums, counts } => {
-                sums[g] += total;
-                counts[g] += n;
-            }
-            _ => unreachable!("matched above"),
-        }
-        true
+        let live = groups
+            .iter()
+            .map(|&g| g as usize)
+            .zip(rows.iter().map(|&r| r as usize))
+            .filter(|&(_, r)| col.is_valid(r));
+        // SAFETY: the caller vouches for the argument's varlenas.
+        with_state!(&mut self.state, s => unsafe { s.update(live, col) })
     }
 
     /// The result for group `g`.
@@ -562,103 +293,12 @@ impl Accumulator {
     /// accumulator's state ([`Transition::shares_state`]).
     pub fn result_as(&self, g: usize, t: Transition) -> AggResult<'_> {
         debug_assert!(t == self.transition || t.shares_state(self.transition));
-        match (&self.state, t) {
-            (State::Counts(c), _)
-            | (State::Distinct { counts: c, .. }, _)
-            | (State::DistinctInts { counts: c, .. }, _) => AggResult::Int(c[g]),
-            (State::IntSum { sums, counts }, _) => {
-                if counts[g] == 0 {
-                    AggResult::Null
-                } else {
-                    AggResult::Int(sums[g])
-                }
-            }
-            (State::DistinctSum { sums, counts, .. }, t) => match (counts[g], t) {
-                (0, _) => AggResult::Null,
-                // (int8 wrapping, as SumInt)
-                (_, Transition::SumDistinctInt) => AggResult::Int(sums[g] as i64),
-                (_, Transition::AvgDistinctInt) => AggResult::NumericAvg { sum: sums[g], count: counts[g] },
-                _ => AggResult::Numeric(sums[g]),
-            },
-            (State::WideSum { sums, counts }, t) => match (counts[g], t) {
-                (0, _) => AggResult::Null,
-                (_, Transition::AvgInt) => AggResult::NumericAvg { sum: sums[g], count: counts[g] },
-                _ => AggResult::Numeric(sums[g]),
-            },
-            (State::F32Sum { sums, seen }, _) => {
-                if seen[g] {
-                    AggResult::Float4(sums[g])
-                } else {
-                    AggResult::Null
-                }
-            }
-            (State::F64Sum { sums, seen }, _) => {
-                if seen[g] {
-                    AggResult::Float8(sums[g])
-                } else {
-                    AggResult::Null
-                }
-            }
-            (State::Moments { n, sx, sxx }, Transition::Moments { fin }) => {
-                let (n, sx, sxx) = (n[g], sx[g], sxx[g]);
-                let v = match fin {
-                    MomentsFinal::Avg if n > 0.0 => Some(sx / n),
-                    MomentsFinal::VarPop if n > 0.0 => Some(sxx / n),
-                    MomentsFinal::StddevPop if n > 0.0 => Some((sxx / n).sqrt()),
-                    MomentsFinal::VarSamp if n > 1.0 => Some(sxx / (n - 1.0)),
-                    MomentsFinal::StddevSamp if n > 1.0 => Some((sxx / (n - 1.0)).sqrt()),
-                    _ => None,
-                };
-                v.map_or(AggResult::Null, AggResult::Float8)
-            }
-            (State::IntExtreme { values, seen }, _) => {
-                if seen[g] {
-                    AggResult::Int(values[g])
-                } else {
-                    AggResult::Null
-                }
-            }
-            (State::FloatExtreme { values, seen }, _) => {
-                if seen[g] {
-                    AggResult::Float8(values[g])
-                } else {
-                    AggResult::Null
-                }
-            }
-            (State::BytesExtreme { values, .. }, _) => {
-                values[g].as_deref().map_or(AggResult::Null, AggResult::Bytes)
-            }
-            (State::NumericSum(sums), t) => sums.result(g, t == Transition::AvgNumeric),
-            (_, t) => unreachable!("state does not match transition {t:?}"),
-        }
+        with_state!(&self.state, s => s.result(g, t))
     }
 
     /// Approximate memory held, for the `hash_mem` budget.
     pub fn bytes_used(&self) -> usize {
-        match &self.state {
-            State::Counts(c) => c.capacity() * 8,
-            State::Distinct { counts, seen } => counts.capacity() * 8 + seen.bytes_used(),
-            // 16-byte entries and a control byte each.
-            State::DistinctInts { counts, seen } => counts.capacity() * 8 + seen.capacity() * 17,
-            State::DistinctSum { seen, sums, counts } => {
-                seen.capacity() * 17 + sums.capacity() * 16 + counts.capacity() * 8
-            }
-            State::IntSum { sums, counts } => (sums.capacity() + counts.capacity()) * 8,
-            State::WideSum { sums, counts } => sums.capacity() * 16 + counts.capacity() * 8,
-            State::F32Sum { sums, seen } => sums.capacity() * 4 + seen.capacity(),
-            State::F64Sum { sums, seen } => sums.capacity() * 8 + seen.capacity(),
-            State::Moments { n, sx, sxx } => (n.capacity() + sx.capacity() + sxx.capacity()) * 8,
-            State::IntExtreme { values, seen } => values.capacity() * 8 + seen.capacity(),
-            State::FloatExtreme { values, seen } => values.capacity() * 8 + seen.capacity(),
-            State::BytesExtreme { values, bytes } => values.capacity() * 16 + bytes,
-            State::NumericSum(s) => {
-                s.sums.capacity() * 16
-                    + s.scales.capacity() * 2
-                    + s.counts.capacity() * 8
-                    + s.specials.capacity() * 24
-                    + s.wide.values().flatten().map(|b| b.len() + 48).sum::<usize>()
-            }
-        }
+        with_state!(&self.state, s => s.bytes_used())
     }
 }
 

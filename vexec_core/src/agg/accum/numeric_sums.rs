@@ -1,7 +1,9 @@
 //! Exact numeric sums per group, as `do_numeric_accum` keeps them.
 
-#[allow(unused_imports)]
-use super::*;
+use super::partial::put_bytes;
+use super::{grow, AggError, AggResult, GroupStates, StateReader, Transition};
+use crate::batch::{varlena, Column, RowIdx, Values};
+use crate::numeric::{self, Decoded, Special};
 
 /// Per group: the finite values' scaled sum at the largest display scale
 /// met, their count, values that did not fit (sparse), and NaN/+Inf/-Inf counts.
@@ -14,6 +16,9 @@ pub(super) struct NumericSums {
     /// 12 bytes a group would be a third of the state).
     pub(super) specials: std::collections::HashMap<usize, [u32; 3]>,
     pub(super) wide: std::collections::BTreeMap<usize, Vec<Box<[u8]>>>,
+    /// The scale of an argument that arrives as scaled integers (I64/I128
+    /// columns) rather than numeric Datums.
+    pub(super) arg_scale: Option<u16>,
 }
 
 impl NumericSums {
@@ -71,7 +76,7 @@ impl NumericSums {
         true
     }
 
-    pub(super) fn result(&self, g: usize, avg: bool) -> AggResult<'_> {
+    pub(super) fn sum_result(&self, g: usize, avg: bool) -> AggResult<'_> {
         let [nan, pinf, ninf] = self.specials.get(&g).copied().unwrap_or_default();
         if self.counts[g] == 0 && nan + pinf + ninf == 0 {
             AggResult::Null
@@ -90,5 +95,89 @@ impl NumericSums {
                 avg,
             }
         }
+    }
+}
+
+impl GroupStates for NumericSums {
+    fn grow(&mut self, n: usize, room: usize) {
+        grow(&mut self.sums, n, room, 0);
+        grow(&mut self.scales, n, room, 0);
+        grow(&mut self.counts, n, room, 0);
+    }
+
+    unsafe fn update(
+        &mut self,
+        live: impl Iterator<Item = (usize, usize)>,
+        col: &Column,
+    ) -> Result<(), AggError> {
+        match &col.values {
+            Values::Datum(v) => {
+                for (g, r) in live {
+                    // SAFETY: the caller vouches that valid values are plain varlenas.
+                    if !self.add(g, unsafe { varlena::bytes(v[r] as *const u8) }) {
+                        return Err(AggError::InvalidNumeric { row: r as RowIdx });
+                    }
+                }
+            }
+            // numeric(p, s) values the child computed as scaled integers.
+            Values::I64(v) => {
+                let scale = self.arg_scale.expect("the scale of a scaled numeric argument");
+                for (g, r) in live {
+                    self.add_scaled(g, v[r] as i128, scale);
+                }
+            }
+            // numeric(19..38, s): scaled integers of 128 bits.
+            Values::I128(v) => {
+                let scale = self.arg_scale.expect("the scale of a scaled numeric argument");
+                for (g, r) in live {
+                    self.add_scaled(g, v[r], scale);
+                }
+            }
+            other => panic!("numeric sum over a {:?} column", other.phys_type()),
+        }
+        Ok(())
+    }
+
+    fn result(&self, g: usize, t: Transition) -> AggResult<'_> {
+        self.sum_result(g, t == Transition::AvgNumeric)
+    }
+
+    fn serialize(&self, g: usize, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.sums[g].to_le_bytes());
+        out.extend_from_slice(&self.scales[g].to_le_bytes());
+        out.extend_from_slice(&self.counts[g].to_le_bytes());
+        for c in self.specials.get(&g).copied().unwrap_or_default() {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+        let wide = self.wide.get(&g).map_or(&[][..], |w| w.as_slice());
+        out.extend_from_slice(&(wide.len() as u32).to_le_bytes());
+        for w in wide {
+            put_bytes(out, w);
+        }
+    }
+
+    fn combine(&mut self, g: usize, rd: &mut StateReader<'_>, _row: RowIdx) -> Option<Result<(), AggError>> {
+        let (value, dscale, count) = (rd.i128()?, rd.u16()?, rd.i64()?);
+        let specials = [rd.u32()?, rd.u32()?, rd.u32()?];
+        self.add_scaled_n(g, value, dscale, count);
+        if specials != [0; 3] {
+            let mine = self.specials.entry(g).or_default();
+            for (k, c) in specials.into_iter().enumerate() {
+                mine[k] += c;
+            }
+        }
+        for _ in 0..rd.u32()? {
+            let w = rd.bytes()?;
+            self.wide.entry(g).or_default().push(w.into());
+        }
+        Some(Ok(()))
+    }
+
+    fn bytes_used(&self) -> usize {
+        self.sums.capacity() * 16
+            + self.scales.capacity() * 2
+            + self.counts.capacity() * 8
+            + self.specials.capacity() * 24
+            + self.wide.values().flatten().map(|b| b.len() + 48).sum::<usize>()
     }
 }

@@ -2,8 +2,8 @@
 //! (`serialize`) for a Gather, and combining them in a Finalize
 //! (the rules of PostgreSQL's combine functions).
 
-#[allow(unused_imports)]
 use super::*;
+use crate::batch::{varlena, Values};
 
 /// float4pl/float8pl as a combine function: another partial sum `x` (when
 /// it saw a value) into `sum`.
@@ -23,7 +23,7 @@ pub(super) fn combine_float_sum<T: Copy>(
 }
 
 /// Reads a partial state back (see [`Accumulator::serialize`]).
-pub(super) struct StateReader<'a>(&'a [u8]);
+pub(super) struct StateReader<'a>(pub(super) &'a [u8]);
 
 impl StateReader<'_> {
     pub(super) fn take<const N: usize>(&mut self) -> Option<[u8; N]> {
@@ -71,60 +71,7 @@ impl Accumulator {
     /// aggregates its share of the rows, the leader combines the states).
     pub fn serialize(&self, g: usize, out: &mut Vec<u8>) {
         out.clear();
-        match &self.state {
-            State::Counts(c) => out.extend_from_slice(&c[g].to_le_bytes()),
-            State::Distinct { .. } | State::DistinctInts { .. } | State::DistinctSum { .. } => {
-                panic!("a DISTINCT aggregate has no partial state")
-            }
-            State::IntSum { sums, counts } => {
-                out.extend_from_slice(&sums[g].to_le_bytes());
-                out.extend_from_slice(&counts[g].to_le_bytes());
-            }
-            State::WideSum { sums, counts } => {
-                out.extend_from_slice(&sums[g].to_le_bytes());
-                out.extend_from_slice(&counts[g].to_le_bytes());
-            }
-            State::F32Sum { sums, seen } => {
-                out.push(seen[g] as u8);
-                out.extend_from_slice(&sums[g].to_le_bytes());
-            }
-            State::F64Sum { sums, seen } => {
-                out.push(seen[g] as u8);
-                out.extend_from_slice(&sums[g].to_le_bytes());
-            }
-            State::Moments { n, sx, sxx } => {
-                for v in [n[g], sx[g], sxx[g]] {
-                    out.extend_from_slice(&v.to_le_bytes());
-                }
-            }
-            State::IntExtreme { values, seen } => {
-                out.push(seen[g] as u8);
-                out.extend_from_slice(&values[g].to_le_bytes());
-            }
-            State::FloatExtreme { values, seen } => {
-                out.push(seen[g] as u8);
-                out.extend_from_slice(&values[g].to_le_bytes());
-            }
-            State::BytesExtreme { values, .. } => {
-                out.push(values[g].is_some() as u8);
-                if let Some(v) = &values[g] {
-                    put_bytes(out, v);
-                }
-            }
-            State::NumericSum(s) => {
-                out.extend_from_slice(&s.sums[g].to_le_bytes());
-                out.extend_from_slice(&s.scales[g].to_le_bytes());
-                out.extend_from_slice(&s.counts[g].to_le_bytes());
-                for c in s.specials.get(&g).copied().unwrap_or_default() {
-                    out.extend_from_slice(&c.to_le_bytes());
-                }
-                let wide = s.wide.get(&g).map_or(&[][..], |w| w.as_slice());
-                out.extend_from_slice(&(wide.len() as u32).to_le_bytes());
-                for w in wide {
-                    put_bytes(out, w);
-                }
-            }
-        }
+        with_state!(&self.state, s => s.serialize(g, out))
     }
 
     /// Combine partial states into groups: row `rows[i]` of `states` (plain
@@ -146,13 +93,15 @@ impl Accumulator {
             if !states.is_valid(i) {
                 continue;
             }
+            // SAFETY: the caller vouches that valid values are plain varlenas.
             let bytes = unsafe { varlena::bytes(v[i] as *const u8) };
             self.combine_one(g as usize, bytes, r).ok_or(AggError::InvalidState { row: r })??;
         }
         Ok(())
     }
 
-    /// Combine one state into group `g`; None when it does not read back.
+    /// Combine one state into group `g`; None when it does not read back
+    /// (bytes left over count as not reading back).
     pub(super) fn combine_one(
         &mut self,
         g: usize,
@@ -160,112 +109,9 @@ impl Accumulator {
         row: RowIdx,
     ) -> Option<Result<(), AggError>> {
         let mut rd = StateReader(bytes);
-        let overflow = AggError::FloatOverflow { row };
-        match (&mut self.state, self.transition) {
-            (State::Counts(c), _) => c[g] += rd.i64()?,
-            (State::Distinct { .. } | State::DistinctInts { .. } | State::DistinctSum { .. }, _) => {
-                return None
-            }
-            (State::IntSum { sums, counts }, _) => {
-                sums[g] = sums[g].wrapping_add(rd.i64()?);
-                counts[g] += rd.i64()?;
-            }
-            (State::WideSum { sums, counts }, _) => {
-                sums[g] += rd.i128()?;
-                counts[g] += rd.i64()?;
-            }
-            (State::F32Sum { sums, seen }, _) => {
-                let (other_seen, x) = (rd.u8()? != 0, rd.f32()?);
-                if let Err(e) =
-                    combine_float_sum(&mut sums[g], &mut seen[g], other_seen, x, float4_pl, overflow)
-                {
-                    return Some(Err(e));
-                }
-            }
-            (State::F64Sum { sums, seen }, _) => {
-                let (other_seen, x) = (rd.u8()? != 0, rd.f64()?);
-                if let Err(e) =
-                    combine_float_sum(&mut sums[g], &mut seen[g], other_seen, x, float8_pl, overflow)
-                {
-                    return Some(Err(e));
-                }
-            }
-            (State::Moments { n, sx, sxx }, _) => {
-                let (n2, sx2, sxx2) = (rd.f64()?, rd.f64()?, rd.f64()?);
-                // float8_combine.
-                let (n1, sx1, sxx1) = (n[g], sx[g], sxx[g]);
-                if n1 == 0.0 {
-                    (n[g], sx[g], sxx[g]) = (n2, sx2, sxx2);
-                } else if n2 != 0.0 {
-                    let nn = n1 + n2;
-                    let Some(s) = float8_pl(sx1, sx2) else { return Some(Err(overflow)) };
-                    let tmp = sx1 / n1 - sx2 / n2;
-                    let q = sxx1 + sxx2 + n1 * n2 * tmp * tmp / nn;
-                    if q.is_infinite() && !sxx1.is_infinite() && !sxx2.is_infinite() {
-                        return Some(Err(overflow));
-                    }
-                    (n[g], sx[g], sxx[g]) = (nn, s, q);
-                }
-            }
-            (State::IntExtreme { values, seen }, Transition::MinMaxInt { max }) => {
-                let (other_seen, x) = (rd.u8()? != 0, rd.i64()?);
-                if other_seen && (!seen[g] || (if max { x > values[g] } else { x < values[g] })) {
-                    (values[g], seen[g]) = (x, true);
-                }
-            }
-            (State::FloatExtreme { values, seen }, Transition::MinMaxFloat { max }) => {
-                let (other_seen, x) = (rd.u8()? != 0, rd.f64()?);
-                let keep = seen[g] && if max { float_lt(x, values[g]) } else { float_lt(values[g], x) };
-                if other_seen && !keep {
-                    (values[g], seen[g]) = (x, true);
-                }
-            }
-            (State::BytesExtreme { values, bytes }, t) => {
-                if rd.u8()? == 0 {
-                    return Some(Ok(()));
-                }
-                let x = rd.bytes()?;
-                let replace = match (&values[g], t) {
-                    (None, _) => true,
-                    (Some(cur), Transition::MinMaxBytes { max }) => {
-                        let o = match &mut self.order {
-                            None => (**cur).cmp(x),
-                            Some(order) => (order.0)(cur, x),
-                        };
-                        if max {
-                            o.is_le()
-                        } else {
-                            o.is_ge()
-                        }
-                    }
-                    (Some(cur), Transition::MinMaxNumeric { max }) => {
-                        let o = numeric::compare(cur, x)?;
-                        !(if max { o.is_gt() } else { o.is_lt() })
-                    }
-                    _ => return None,
-                };
-                if replace {
-                    *bytes += x.len();
-                    *bytes -= values[g].replace(x.into()).map_or(0, |old| old.len());
-                }
-            }
-            (State::NumericSum(s), _) => {
-                let (value, dscale, count) = (rd.i128()?, rd.u16()?, rd.i64()?);
-                let specials = [rd.u32()?, rd.u32()?, rd.u32()?];
-                s.add_scaled_n(g, value, dscale, count);
-                if specials != [0; 3] {
-                    let mine = s.specials.entry(g).or_default();
-                    for (k, c) in specials.into_iter().enumerate() {
-                        mine[k] += c;
-                    }
-                }
-                for _ in 0..rd.u32()? {
-                    let w = rd.bytes()?;
-                    s.wide.entry(g).or_default().push(w.into());
-                }
-            }
-            _ => return None,
+        match with_state!(&mut self.state, s => s.combine(g, &mut rd, row))? {
+            Ok(()) => rd.0.is_empty().then_some(Ok(())),
+            Err(e) => Some(Err(e)),
         }
-        rd.0.is_empty().then_some(Ok(()))
     }
 }

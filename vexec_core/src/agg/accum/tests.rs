@@ -1,7 +1,10 @@
 //! Accumulators against PostgreSQL's transition rules.
 
 use super::*;
+use crate::agg::groups::GroupTable;
 use crate::batch::PhysType;
+use crate::batch::{varlena, Values};
+use crate::numeric;
 
 fn column<T: Copy>(t: PhysType, v: &[Option<T>], to_datum: impl Fn(T) -> usize) -> Column {
     let mut c = Column::new(t, v.len());
