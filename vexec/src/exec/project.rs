@@ -263,15 +263,9 @@ impl Projection {
                     .map(|&c| gathered[c].clone().expect("a gathered kernel input"))
                     .collect();
                 let mut host = crate::exec::host::PgHost;
-                let mut ctx = EvalCtx {
-                    inputs: &inputs,
-                    params: &[],
-                    param_types: &[],
-                    len: n,
-                    host: &mut host,
-                    shared: &self.shared,
-                    memo: Vec::new(),
-                };
+                // (Inside this function's unsafe block: the gathered Datums
+                // point into the batch's memory, the constants into the plan.)
+                let mut ctx = EvalCtx::new(&inputs, &[], n, &mut host, &self.shared);
                 for (t, target) in self.targets.iter().enumerate() {
                     if let Target::Kernel(e) = target {
                         match expr::eval(e, &mut ctx, &rows) {

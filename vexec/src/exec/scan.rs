@@ -91,7 +91,6 @@ struct Program {
     target_phys: Vec<PhysType>,
     /// Parameter nodes kernels read, with their physical types.
     params: Vec<(*mut pg_sys::Param, PhysType)>,
-    param_types: Vec<PhysType>,
     needs_tids: bool,
     /// Inputs the kernel quals read: read for every row. The others are
     /// read only for rows the kernel quals keep (late materialization).
@@ -504,18 +503,8 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
         if !quals.iter().any(|q| matches!(q, QualItem::Kernel(_))) {
             early.iter_mut().for_each(|e| *e = true);
         }
-        let param_types = c.params.iter().map(|p| p.phys).collect();
-        let mut p = Program {
-            inputs,
-            quals,
-            targets,
-            target_phys,
-            params,
-            param_types,
-            needs_tids,
-            early,
-            shared: vec![],
-        };
+        let mut p =
+            Program { inputs, quals, targets, target_phys, params, needs_tids, early, shared: vec![] };
         p.find_shared();
         p
     }
@@ -608,14 +597,17 @@ impl ScanState {
         let mut before_fallback: Option<Vec<RowIdx>> = None;
         let mut host = PgHost;
         {
-            let mut ctx = EvalCtx {
-                inputs: &self.input.columns,
-                params: &self.params,
-                param_types: &self.program.param_types,
-                len: self.capacity,
-                host: &mut host,
-                shared: &self.program.shared,
-                memo: Vec::new(),
+            // SAFETY: the batch's Datum columns point into pinned pages or
+            // the batch's memory context, its by-reference params and the
+            // program's constants into the plan's; all outlive the context.
+            let mut ctx = unsafe {
+                EvalCtx::new(
+                    &self.input.columns,
+                    &self.params,
+                    self.capacity,
+                    &mut host,
+                    &self.program.shared,
+                )
             };
             let fallback_quals = self.program.quals.iter().any(|q| matches!(q, QualItem::Fallback));
             if fallback_quals {
@@ -649,14 +641,9 @@ impl ScanState {
         if let Some(s) = self.source.as_mut() {
             s.deform_late(&rows);
         }
-        let mut ctx = EvalCtx {
-            inputs: &self.input.columns,
-            params: &self.params,
-            param_types: &self.program.param_types,
-            len: self.capacity,
-            host: &mut host,
-            shared: &self.program.shared,
-            memo: Vec::new(),
+        // SAFETY: as for the quals above.
+        let mut ctx = unsafe {
+            EvalCtx::new(&self.input.columns, &self.params, self.capacity, &mut host, &self.program.shared)
         };
         self.out.clear();
         for t in &self.program.targets {

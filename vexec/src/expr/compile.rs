@@ -291,7 +291,9 @@ impl Compiler {
     pub fn compile(&mut self, node: *mut pg_sys::Node) -> Option<VExpr> {
         let (ni, np) = (self.inputs.len(), self.params.len());
         match unsafe { self.node(node) } {
-            Some(t) => Some(vexec_core::expr::fold_constants(t.e)),
+            // SAFETY: by-reference constants point into the plan's Consts,
+            // which outlive the compiled expression.
+            Some(t) => Some(unsafe { vexec_core::expr::fold_constants(t.e) }),
             None => {
                 self.inputs.truncate(ni);
                 self.params.truncate(np);
@@ -306,7 +308,8 @@ impl Compiler {
     pub fn compile_scaled(&mut self, node: *mut pg_sys::Node) -> Option<(VExpr, u16)> {
         let (ni, np) = (self.inputs.len(), self.params.len());
         match unsafe { self.scaled(node) } {
-            Some((e, scale)) => Some((vexec_core::expr::fold_constants(e), scale)),
+            // SAFETY: as in compile.
+            Some((e, scale)) => Some((unsafe { vexec_core::expr::fold_constants(e) }, scale)),
             None => {
                 self.inputs.truncate(ni);
                 self.params.truncate(np);

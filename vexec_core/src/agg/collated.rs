@@ -43,6 +43,7 @@ impl KeyArena {
             out.values.set_datum(r, base + start);
             out.validity.set(r, true);
         }
+        // SAFETY: each pointer is to a varlena this arena just built.
         debug_assert!(self
             .placed
             .iter()

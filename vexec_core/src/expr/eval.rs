@@ -37,7 +37,8 @@ fn compute(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kerne
             let l = eval_plain(left, *kind, ctx, sel)?;
             let r = eval_plain(right, *kind, ctx, sel)?;
             let mut out = Column::new(PhysType::Bool, len);
-            cmp::compare(*op, *kind, &l, &r, sel, &mut out);
+            // SAFETY: eval_plain made the rows' varlenas plain.
+            unsafe { cmp::compare(*op, *kind, &l, &r, sel, &mut out) };
             out
         }
         VExpr::Arith { op, phys, left, right } => {
@@ -113,7 +114,11 @@ fn compute(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kerne
                 let i = row as usize;
                 let distinct = match (l.is_valid(i), r.is_valid(i)) {
                     (false, false) => false,
-                    (true, true) => cmp::order_at(*kind, &l.values, i, &r.values, i) != Ordering::Equal,
+                    (true, true) => {
+                        // SAFETY: eval_plain made the rows' varlenas plain.
+                        let o = unsafe { cmp::order_at(*kind, &l.values, i, &r.values, i) };
+                        o != Ordering::Equal
+                    }
                     _ => true,
                 };
                 kernels::set_bool(&mut out, i, Some(distinct != *negate));
@@ -130,7 +135,10 @@ fn compute(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kerne
                     Some(*negate)
                 } else if !a.is_valid(i) {
                     None
-                } else if set_contains(set, *kind, &a.values, i) {
+                } else if {
+                    // SAFETY: eval_plain made the rows' varlenas plain.
+                    unsafe { set_contains(set, *kind, &a.values, i) }
+                } {
                     Some(!*negate)
                 } else if *has_null {
                     None
@@ -144,29 +152,34 @@ fn compute(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kerne
         VExpr::Like { arg, pattern, negate } => {
             let a = eval_plain(arg, CmpKind::Text, ctx, sel)?;
             let mut out = Column::new(PhysType::Bool, len);
-            like::like(&a, pattern, *negate, sel, &mut out);
+            // SAFETY: eval_plain made the rows' varlenas plain.
+            unsafe { like::like(&a, pattern, *negate, sel, &mut out) };
             out
         }
         VExpr::Length { kind, arg } => {
             let a = eval_plain(arg, CmpKind::Text, ctx, sel)?;
             let mut out = Column::new(PhysType::I32, len);
-            text::length(*kind, &a, sel, &mut out)?;
+            // SAFETY: eval_plain made the rows' varlenas plain.
+            unsafe { text::length(*kind, &a, sel, &mut out) }?;
             out
         }
         VExpr::NumericToScaled { scale, phys, arg } => {
             let mut out = Column::new(*phys, len);
             let VExpr::Column { index } = **arg else {
                 let a = eval_plain(arg, CmpKind::Text, ctx, sel)?;
-                kernels::numeric::to_scaled(&a, *scale, sel, &mut out)?;
+                // SAFETY: eval_plain made the rows' varlenas plain.
+                unsafe { kernels::numeric::to_scaled(&a, *scale, sel, &mut out) }?;
                 return Ok(out);
             };
             // Read the input column in place unless a value needs detoasting.
             let c = &ctx.inputs[index];
-            if let Some(done) = kernels::numeric::to_scaled_if_plain(c, *scale, sel, &mut out) {
+            // SAFETY: EvalCtx::new's contract: input Datums are varlenas.
+            if let Some(done) = unsafe { kernels::numeric::to_scaled_if_plain(c, *scale, sel, &mut out) } {
                 done?;
             } else {
                 let a = eval_plain(arg, CmpKind::Text, ctx, sel)?;
-                kernels::numeric::to_scaled(&a, *scale, sel, &mut out)?;
+                // SAFETY: eval_plain made the rows' varlenas plain.
+                unsafe { kernels::numeric::to_scaled(&a, *scale, sel, &mut out) }?;
             }
             out
         }
@@ -261,7 +274,10 @@ pub fn filter(e: &VExpr, ctx: &mut EvalCtx, sel: &mut Vec<RowIdx>) -> Result<(),
             match (left.as_ref(), right.as_ref()) {
                 (VExpr::Column { index }, VExpr::Const { value: Some(v), .. })
                 | (VExpr::Const { value: Some(v), .. }, VExpr::Column { index }) => {
-                    if filter_bytes_eq_const(&ctx.inputs[*index], *op == CmpOp::Ne, *kind, *v, sel) {
+                    // SAFETY: EvalCtx::new's contract: input Datums and
+                    // by-reference constants are varlenas.
+                    if unsafe { filter_bytes_eq_const(&ctx.inputs[*index], *op == CmpOp::Ne, *kind, *v, sel) }
+                    {
                         Ok(())
                     } else {
                         filter_generic(e, ctx, sel) // some value needs detoasting
@@ -479,11 +495,22 @@ fn filter_cmp_const(col: &Column, op: super::CmpOp, kind: CmpKind, datum: usize,
 /// Keep the rows where the varlena column equals (or, with `ne`, differs
 /// from) the constant. Returns false, leaving `sel` alone, when a value of
 /// the rows is not plain (the generic path detoasts it).
-fn filter_bytes_eq_const(col: &Column, ne: bool, kind: CmpKind, datum: usize, sel: &mut Vec<RowIdx>) -> bool {
+///
+/// # Safety
+/// `datum` and the column's valid values point to varlenas (any form).
+unsafe fn filter_bytes_eq_const(
+    col: &Column,
+    ne: bool,
+    kind: CmpKind,
+    datum: usize,
+    sel: &mut Vec<RowIdx>,
+) -> bool {
     let Values::Datum(vals) = &col.values else { panic!("text comparison of a non-varlena column") };
+    // SAFETY: the caller vouches for `datum` and the column's values.
     let c = unsafe { varlena::bytes(datum as *const u8) };
     let c = if kind == CmpKind::Bpchar { cmp::trim_blanks(c) } else { c };
     if sel.iter().any(|&i| {
+        // SAFETY: the caller vouches that valid values are varlenas.
         col.validity.get(i as usize) && !unsafe { varlena::is_plain(vals[i as usize] as *const u8) }
     }) {
         return false;
@@ -492,6 +519,7 @@ fn filter_bytes_eq_const(col: &Column, ne: bool, kind: CmpKind, datum: usize, se
     for j in 0..sel.len() {
         let i = sel[j] as usize;
         let keep = col.validity.get(i) && {
+            // SAFETY: plain (checked above).
             let b = unsafe { varlena::bytes(vals[i] as *const u8) };
             let b = if kind == CmpKind::Bpchar { cmp::trim_blanks(b) } else { b };
             (b == c) != ne
@@ -506,7 +534,10 @@ fn filter_bytes_eq_const(col: &Column, ne: bool, kind: CmpKind, datum: usize, se
 /// Fold operations on constants into constants (a cast of a literal, say),
 /// so they are not recomputed per batch. An operation that would raise is
 /// left alone: PostgreSQL raises it when it evaluates it.
-pub fn fold_constants(e: VExpr) -> VExpr {
+///
+/// # Safety
+/// By-reference constants of `e` point to varlenas that outlive the result.
+pub unsafe fn fold_constants(e: VExpr) -> VExpr {
     struct NoHost;
     impl super::Host for NoHost {
         fn detoast(&mut self, _: &mut [usize], _: &crate::batch::Bitmap, _: &[RowIdx]) {
@@ -525,15 +556,8 @@ pub fn fold_constants(e: VExpr) -> VExpr {
             return e;
         }
         let mut host = NoHost;
-        let mut ctx = EvalCtx {
-            inputs: &[],
-            params: &[],
-            param_types: &[],
-            len: 1,
-            host: &mut host,
-            shared: &[],
-            memo: Vec::new(),
-        };
+        let mut ctx =
+            EvalCtx { inputs: &[], params: &[], len: 1, host: &mut host, shared: &[], memo: Vec::new() };
         match eval(&e, &mut ctx, &[0]) {
             // An I128 constant is a Datum (an i64, widened when splatted)
             // only when it fits one.
@@ -555,8 +579,8 @@ pub fn fold_constants(e: VExpr) -> VExpr {
         VExpr::Neg { phys, arg } => VExpr::Neg { phys, arg: b(arg) },
         VExpr::Cast { op, to, arg } => VExpr::Cast { op, to, arg: b(arg) },
         VExpr::Date { op, left, right } => VExpr::Date { op, left: b(left), right: b(right) },
-        VExpr::And(a) => VExpr::And(a.into_iter().map(fold_constants).collect()),
-        VExpr::Or(a) => VExpr::Or(a.into_iter().map(fold_constants).collect()),
+        VExpr::And(a) => VExpr::And(a.into_iter().map(|x| fold_constants(x)).collect()),
+        VExpr::Or(a) => VExpr::Or(a.into_iter().map(|x| fold_constants(x)).collect()),
         VExpr::Not(a) => VExpr::Not(b(a)),
         VExpr::IsNull { arg, negate } => VExpr::IsNull { arg: b(arg), negate },
         VExpr::BoolTest { kind, arg } => VExpr::BoolTest { kind, arg: b(arg) },
@@ -575,7 +599,7 @@ pub fn fold_constants(e: VExpr) -> VExpr {
             phys,
         },
         VExpr::Coalesce { args, phys } => {
-            VExpr::Coalesce { args: args.into_iter().map(fold_constants).collect(), phys }
+            VExpr::Coalesce { args: args.into_iter().map(|x| fold_constants(x)).collect(), phys }
         }
         leaf => leaf,
     };
@@ -591,6 +615,7 @@ fn eval_plain(e: &VExpr, kind: CmpKind, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Re
         if let Values::Datum(v) = values {
             let needs = sel.iter().any(|&r| {
                 let i = r as usize;
+                // SAFETY: EvalCtx::new's contract: Datums are varlenas.
                 validity.get(i) && !unsafe { varlena::is_plain(v[i] as *const u8) }
             });
             if needs {
@@ -634,7 +659,9 @@ fn and_or(args: &[VExpr], is_and: bool, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Re
     Ok(out)
 }
 
-fn set_contains(set: &ConstSet, kind: CmpKind, v: &Values, i: usize) -> bool {
+/// # Safety
+/// For a byte set, row `i` of `v` points to a plain varlena.
+unsafe fn set_contains(set: &ConstSet, kind: CmpKind, v: &Values, i: usize) -> bool {
     match set {
         ConstSet::Ints(s) => {
             let x = match v {
@@ -660,6 +687,7 @@ fn set_contains(set: &ConstSet, kind: CmpKind, v: &Values, i: usize) -> bool {
         }
         ConstSet::Bytes(s) => {
             let Values::Datum(a) = v else { panic!("byte set probed with non-varlena") };
+            // SAFETY: the caller vouches for row i.
             let b = unsafe { varlena::bytes(a[i] as *const u8) };
             let b = if kind == CmpKind::Bpchar { cmp::trim_blanks(b) } else { b };
             s.iter().any(|x| x.as_slice() == b)
@@ -672,6 +700,11 @@ mod tests {
     use super::*;
     use crate::batch::{full_selection, Bitmap};
     use crate::expr::{ArithOp, CmpOp, Host};
+
+    fn fold_constants(e: VExpr) -> VExpr {
+        // SAFETY: the tests' constants are by value or live test varlenas.
+        unsafe { super::fold_constants(e) }
+    }
 
     struct NoHost;
     impl Host for NoHost {
@@ -707,7 +740,6 @@ mod tests {
         let mut ctx = EvalCtx {
             inputs: &inputs,
             params: &[],
-            param_types: &[],
             len: 2,
             host: &mut host,
             shared: &shared,
@@ -739,7 +771,6 @@ mod tests {
         let mut ctx = EvalCtx {
             inputs: &inputs,
             params: &[],
-            param_types: &[],
             len: 3,
             host: &mut host,
             shared: &shared,
@@ -777,7 +808,6 @@ mod tests {
         let mut ctx = EvalCtx {
             inputs: &inputs,
             params: &[],
-            param_types: &[],
             len: 3,
             host: &mut host,
             shared: &shared,
@@ -793,15 +823,7 @@ mod tests {
     fn run(e: &VExpr, inputs: &[Column]) -> Result<Vec<Option<i64>>, KernelError> {
         let len = inputs[0].len();
         let mut host = NoHost;
-        let mut ctx = EvalCtx {
-            inputs,
-            params: &[],
-            param_types: &[],
-            len,
-            host: &mut host,
-            shared: &[],
-            memo: Vec::new(),
-        };
+        let mut ctx = EvalCtx { inputs, params: &[], len, host: &mut host, shared: &[], memo: Vec::new() };
         let c = eval(e, &mut ctx, &full_selection(len))?;
         Ok((0..len).map(|i| c.is_valid(i).then(|| c.values.datum(i) as i64)).collect())
     }
@@ -819,15 +841,7 @@ mod tests {
     fn run_filter(e: &VExpr, inputs: &[Column]) -> Result<Vec<RowIdx>, KernelError> {
         let len = inputs[0].len();
         let mut host = NoHost;
-        let mut ctx = EvalCtx {
-            inputs,
-            params: &[],
-            param_types: &[],
-            len,
-            host: &mut host,
-            shared: &[],
-            memo: Vec::new(),
-        };
+        let mut ctx = EvalCtx { inputs, params: &[], len, host: &mut host, shared: &[], memo: Vec::new() };
         let mut sel = full_selection(len);
         filter(e, &mut ctx, &mut sel)?;
         Ok(sel)
@@ -922,7 +936,6 @@ mod tests {
                             let mut ctx = EvalCtx {
                                 inputs: &inputs,
                                 params: &[],
-                                param_types: &[],
                                 len,
                                 host: &mut host,
                                 shared: &[],

@@ -365,28 +365,48 @@ pub trait Host {
     fn detoast(&mut self, values: &mut [usize], validity: &crate::batch::Bitmap, rows: &[RowIdx]);
 }
 
-/// The inputs of one evaluation.
+/// The inputs of one evaluation. Made only by [`EvalCtx::new`], whose
+/// contract (Datums are varlenas) is what lets the evaluator's safe entry
+/// points read by-reference values.
 pub struct EvalCtx<'a> {
     /// The batch's input columns.
-    pub inputs: &'a [Column],
+    pub(crate) inputs: &'a [Column],
     /// Parameter values for this batch (a Datum or None for NULL).
-    pub params: &'a [Option<usize>],
-    pub param_types: &'a [PhysType],
+    pub(crate) params: &'a [Option<usize>],
     /// Rows in the batch (the length of every column).
-    pub len: usize,
-    pub host: &'a mut dyn Host,
+    pub(crate) len: usize,
+    pub(crate) host: &'a mut dyn Host,
     /// The subexpressions that occur more than once among the expressions
     /// evaluated with this context ([`shared_subexpressions`], computed once
     /// per plan). Only these are looked up in and kept in `memo`: for the
     /// others that costs more than computing them (ClickBench Q29 sums 90
     /// different expressions of one column).
-    pub shared: &'a [VExpr],
+    pub(crate) shared: &'a [VExpr],
     /// Shared subexpressions already computed in this evaluation, with the
     /// rows they were computed for: numeric columns read as scaled integers,
     /// arithmetic and casts. TPC-H Q1 reads each of its numeric columns into
     /// two or three aggregate arguments and computes `price * (1 - discount)`
     /// in two.
-    pub memo: Vec<(VExpr, Vec<RowIdx>, Column)>,
+    pub(crate) memo: Vec<(VExpr, Vec<RowIdx>, Column)>,
+}
+
+impl<'a> EvalCtx<'a> {
+    /// The context to evaluate expressions over a batch of `len` rows.
+    ///
+    /// # Safety
+    /// Every valid Datum value of `inputs`, every Datum of `params` of a
+    /// by-reference type, and every by-reference constant of the
+    /// expressions evaluated with this context (and of `shared`) points to
+    /// a varlena (plain, or one `host` can detoast) that outlives it.
+    pub unsafe fn new(
+        inputs: &'a [Column],
+        params: &'a [Option<usize>],
+        len: usize,
+        host: &'a mut dyn Host,
+        shared: &'a [VExpr],
+    ) -> EvalCtx<'a> {
+        EvalCtx { inputs, params, len, host, shared, memo: Vec::new() }
+    }
 }
 
 impl VExpr {

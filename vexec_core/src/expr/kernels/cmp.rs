@@ -49,8 +49,11 @@ fn holds(op: CmpOp, o: Ordering) -> bool {
 }
 
 /// Ordering of two values of row `r` (both valid).
+///
+/// # Safety
+/// Datum values point to plain varlenas.
 #[inline]
-pub fn order_at(kind: CmpKind, l: &Values, lr: usize, r: &Values, rr: usize) -> Ordering {
+pub unsafe fn order_at(kind: CmpKind, l: &Values, lr: usize, r: &Values, rr: usize) -> Ordering {
     match (l, r) {
         (Values::Bool(a), Values::Bool(b)) => a[lr].cmp(&b[rr]),
         (Values::I16(a), Values::I16(b)) => a[lr].cmp(&b[rr]),
@@ -60,6 +63,7 @@ pub fn order_at(kind: CmpKind, l: &Values, lr: usize, r: &Values, rr: usize) -> 
         (Values::F32(a), Values::F32(b)) => float_cmp(a[lr], b[rr]),
         (Values::F64(a), Values::F64(b)) => float_cmp(a[lr], b[rr]),
         (Values::Datum(a), Values::Datum(b)) => {
+            // SAFETY: the caller vouches that both are plain varlenas.
             let (x, y) = unsafe { (varlena::bytes(a[lr] as *const u8), varlena::bytes(b[rr] as *const u8)) };
             match kind {
                 CmpKind::Bpchar => trim_blanks(x).cmp(trim_blanks(y)),
@@ -71,7 +75,10 @@ pub fn order_at(kind: CmpKind, l: &Values, lr: usize, r: &Values, rr: usize) -> 
 }
 
 /// `out[r] = l[r] op r[r]` for every row in `sel`.
-pub fn compare(op: CmpOp, kind: CmpKind, l: &Column, r: &Column, sel: &[RowIdx], out: &mut Column) {
+///
+/// # Safety
+/// The valid Datum values among the rows point to plain varlenas.
+pub unsafe fn compare(op: CmpOp, kind: CmpKind, l: &Column, r: &Column, sel: &[RowIdx], out: &mut Column) {
     let Values::Bool(ov) = &mut out.values else { panic!("boolean output expected") };
     macro_rules! native {
         ($a:expr, $b:expr, $cmp:expr) => {
@@ -97,7 +104,8 @@ pub fn compare(op: CmpOp, kind: CmpKind, l: &Column, r: &Column, sel: &[RowIdx],
                 let valid = l.validity.get(i) && r.validity.get(i);
                 out.validity.set(i, valid);
                 if valid {
-                    ov[i] = holds(op, order_at(kind, &l.values, i, &r.values, i)) as u8;
+                    // SAFETY: this function's contract.
+                    ov[i] = holds(op, unsafe { order_at(kind, &l.values, i, &r.values, i) }) as u8;
                 }
             }
         }
@@ -109,6 +117,11 @@ pub fn compare(op: CmpOp, kind: CmpKind, l: &Column, r: &Column, sel: &[RowIdx],
 mod tests {
     use super::*;
     use crate::batch::{full_selection, PhysType};
+
+    fn compare(op: CmpOp, kind: CmpKind, l: &Column, r: &Column, sel: &[RowIdx], out: &mut Column) {
+        // SAFETY: the tests' Datum columns point to live test varlenas.
+        unsafe { super::compare(op, kind, l, r, sel, out) }
+    }
 
     fn col_f64(v: &[f64]) -> Column {
         Column { values: Values::F64(v.to_vec()), validity: crate::batch::Bitmap::all_valid(v.len()) }

@@ -178,7 +178,10 @@ fn match_tokens(t: &[Token], s: &[u8], utf8: bool) -> bool {
 
 /// `out[r] = arg[r] LIKE pattern` (negated for NOT LIKE) on the rows of `sel`;
 /// values must be plain varlenas.
-pub fn like(arg: &Column, pattern: &LikePattern, negate: bool, sel: &[RowIdx], out: &mut Column) {
+///
+/// # Safety
+/// The valid Datum values among the rows point to plain varlenas.
+pub unsafe fn like(arg: &Column, pattern: &LikePattern, negate: bool, sel: &[RowIdx], out: &mut Column) {
     let (Values::Datum(a), Values::Bool(o)) = (&arg.values, &mut out.values) else {
         panic!("LIKE expects varlena input and boolean output");
     };
@@ -187,6 +190,7 @@ pub fn like(arg: &Column, pattern: &LikePattern, negate: bool, sel: &[RowIdx], o
         let valid = arg.validity.get(i);
         out.validity.set(i, valid);
         if valid {
+            // SAFETY: the caller vouches for the valid values.
             let s = unsafe { varlena::bytes(a[i] as *const u8) };
             o[i] = (pattern.matches(s) != negate) as u8;
         }

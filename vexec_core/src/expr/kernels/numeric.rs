@@ -6,20 +6,33 @@ use crate::expr::KernelError;
 /// Read the numerics of rows `sel` (plain varlenas) as integers scaled by
 /// `10^scale`, into `out`'s width (I64 or I128). A row that has no exact
 /// integer of that width at that scale is reported.
-pub fn to_scaled(arg: &Column, scale: u16, sel: &[RowIdx], out: &mut Column) -> Result<(), KernelError> {
-    scaled_rows::<false>(arg, scale, sel, out).expect("plain values")
+///
+/// # Safety
+/// The valid Datum values among the rows point to plain varlenas.
+pub unsafe fn to_scaled(
+    arg: &Column,
+    scale: u16,
+    sel: &[RowIdx],
+    out: &mut Column,
+) -> Result<(), KernelError> {
+    // SAFETY: the caller vouches for the values.
+    unsafe { scaled_rows::<false>(arg, scale, sel, out) }.expect("plain values")
 }
 
 /// As [`to_scaled`] for values that may be compressed or out of line: None
 /// when one among `sel` is (the caller detoasts them and reads again). The
 /// check costs no pass of its own over the values.
-pub fn to_scaled_if_plain(
+///
+/// # Safety
+/// The valid Datum values among the rows point to varlenas (any form).
+pub unsafe fn to_scaled_if_plain(
     arg: &Column,
     scale: u16,
     sel: &[RowIdx],
     out: &mut Column,
 ) -> Option<Result<(), KernelError>> {
-    scaled_rows::<true>(arg, scale, sel, out)
+    // SAFETY: the caller vouches for the values.
+    unsafe { scaled_rows::<true>(arg, scale, sel, out) }
 }
 
 /// An integer width scaled numerics are read into.
@@ -47,7 +60,9 @@ impl ScaledInt for i128 {
     }
 }
 
-fn scaled_rows<const CHECK_PLAIN: bool>(
+/// # Safety
+/// As [`to_scaled`] (`CHECK_PLAIN`: as [`to_scaled_if_plain`]).
+unsafe fn scaled_rows<const CHECK_PLAIN: bool>(
     arg: &Column,
     scale: u16,
     sel: &[RowIdx],
@@ -63,8 +78,10 @@ fn scaled_rows<const CHECK_PLAIN: bool>(
     }
 }
 
+/// # Safety
+/// As [`scaled_rows`].
 #[inline]
-fn scaled_into<const CHECK_PLAIN: bool, T: ScaledInt>(
+unsafe fn scaled_into<const CHECK_PLAIN: bool, T: ScaledInt>(
     v: &[usize],
     validity: &crate::batch::Bitmap,
     scale: u16,
@@ -105,6 +122,19 @@ fn scaled_into<const CHECK_PLAIN: bool, T: ScaledInt>(
 mod tests {
     use super::*;
     use crate::batch::PhysType;
+
+    // SAFETY (both): the tests' columns point to live test varlenas.
+    fn to_scaled(arg: &Column, scale: u16, sel: &[RowIdx], out: &mut Column) -> Result<(), KernelError> {
+        unsafe { super::to_scaled(arg, scale, sel, out) }
+    }
+    fn to_scaled_if_plain(
+        arg: &Column,
+        scale: u16,
+        sel: &[RowIdx],
+        out: &mut Column,
+    ) -> Option<Result<(), KernelError>> {
+        unsafe { super::to_scaled_if_plain(arg, scale, sel, out) }
+    }
     use crate::numeric::{encode, encode_payload, encode_special, Special};
 
     #[test]
