@@ -53,6 +53,7 @@ pub fn distinct_arg_kind(t: pg_sys::Oid, collid: pg_sys::Oid, typmod: i32) -> Op
 
 /// Whether function `f` is written in C (language internal or c).
 pub unsafe fn is_c_function(f: pg_sys::Oid) -> bool {
+    // SAFETY: a syscache lookup by OID on the backend's main thread; the tuple is released below.
     unsafe {
         let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::PROCOID as i32, f.into());
         if tup.is_null() {
@@ -70,6 +71,7 @@ pub const MAX_FMGR_ARGS: usize = 8;
 
 /// The pg_aggregate entry of aggregate `aggfnoid`.
 pub unsafe fn aggregate_functions(aggfnoid: pg_sys::Oid) -> Option<AggregateFunctions> {
+    // SAFETY: as is_c_function.
     unsafe {
         let tup = pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::AGGFNOID as i32, aggfnoid.into());
         if tup.is_null() {
@@ -114,6 +116,8 @@ pub struct AggregateFunctions {
 }
 
 pub fn type_name(t: pg_sys::Oid) -> String {
+    // SAFETY: format_type_be returns a palloc'd C string for any OID (or ERRORs on the main
+    // thread).
     unsafe { CStr::from_ptr(pg_sys::format_type_be(t)).to_string_lossy().into_owned() }
 }
 
@@ -145,7 +149,9 @@ pub fn key_kind(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<KeyKind, Stri
         pg_sys::NUMERICOID => Ok(KeyKind::Numeric),
         pg_sys::UUIDOID => Ok(KeyKind::Uuid),
         pg_sys::INTERVALOID => Ok(KeyKind::Interval),
+        // SAFETY: catalog lookups by OID on the backend's main thread.
         _ if unsafe { by_value_image_equality(typid, collid) } => Ok(KeyKind::Int),
+        // SAFETY: as above.
         _ => match unsafe { encoding_of(typid, collid) } {
             Ok(Some(_)) => Ok(KeyKind::Encoded),
             Ok(None) => Err(format!("no vector group key for type {}", type_name(typid))),
@@ -159,6 +165,7 @@ pub fn key_kind(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<KeyKind, Stri
 /// `equalimage` support function, which B-tree deduplication relies on):
 /// enums, "char", money, pg_lsn... Such keys compare as integers.
 unsafe fn by_value_image_equality(typid: pg_sys::Oid, collid: pg_sys::Oid) -> bool {
+    // SAFETY: catalog lookups by OID on the backend's main thread.
     unsafe {
         let (mut len, mut byval) = (0i16, false);
         pg_sys::get_typlenbyval(typid, &mut len, &mut byval);
@@ -184,6 +191,7 @@ unsafe fn by_value_image_equality(typid: pg_sys::Oid, collid: pg_sys::Oid) -> bo
 /// such kinds, or jsonb with jsonb_eq (None for other types), or why it
 /// cannot be.
 pub unsafe fn encoding_of(typid: pg_sys::Oid, collid: pg_sys::Oid) -> Result<Option<Encoding>, String> {
+    // SAFETY: catalog and type cache lookups by OID on the backend's main thread.
     unsafe {
         let eq_func = |t: pg_sys::Oid| {
             let eq = (*pg_sys::lookup_type_cache(t, pg_sys::TYPECACHE_EQ_OPR as i32)).eq_opr;
@@ -273,6 +281,7 @@ unsafe fn elem_type_of(
     of: pg_sys::Oid,
     what: &str,
 ) -> Result<ElemType, String> {
+    // SAFETY: catalog lookups by OID on the backend's main thread.
     unsafe {
         let kind = key_kind(t, coll).map_err(|_| format!("{what} of type {}", type_name(of)))?;
         if kind.is_collated() {
@@ -306,6 +315,7 @@ unsafe fn field_type(
     of: pg_sys::Oid,
     name: &str,
 ) -> Result<ElemType, String> {
+    // SAFETY: as elem_type_of.
     unsafe {
         elem_type_of(t, coll, of, "group key fields").map_err(|_| {
             format!("group key of type {} (its field {name} of type {})", type_name(of), type_name(t))
@@ -318,6 +328,7 @@ unsafe fn field_type(
 /// types and collations (as ExecTypeFromExprList describes them). None for
 /// other expressions, whose record type is unknown until run time.
 pub unsafe fn row_encoding(expr: *mut pg_sys::Node) -> Result<Option<Encoding>, String> {
+    // SAFETY: expr is a live expression node (caller's contract).
     unsafe {
         if expr.is_null() || (*expr).type_ != pg_sys::NodeTag::T_RowExpr {
             return Ok(None);

@@ -31,6 +31,7 @@ mod source;
 /// backend when the library is loaded by the postmaster.
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
+    // SAFETY: reads a postmaster-set flag during library load, on the main thread.
     if unsafe { !pg_sys::process_shared_preload_libraries_in_progress } {
         ErrorReport::new(
             PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,

@@ -8,7 +8,10 @@ use pgrx::pg_sys;
 /// `list` is NIL or a valid pointer `List` whose cells point to `T`s, and it
 /// is not changed while the iterator is in use.
 pub unsafe fn list_ptrs<T>(list: *mut pg_sys::List) -> impl Iterator<Item = *mut T> {
+    // SAFETY: this function's contract: list is NIL or a live List.
     let len = if list.is_null() { 0 } else { unsafe { (*list).length as usize } };
+    // SAFETY: i is below the length read above, and the list is not changed while the iterator is
+    // used (this function's contract).
     (0..len).map(move |i| unsafe { (*(*list).elements.add(i)).ptr_value as *mut T })
 }
 
@@ -28,6 +31,7 @@ pub fn int_list(ints: &[i32]) -> *mut pg_sys::List {
 /// # Safety
 /// `list` is NIL or a list of Integer nodes.
 pub unsafe fn list_ints(list: *mut pg_sys::List) -> Vec<i32> {
+    // SAFETY: this function's contract: list is NIL or a list of Integer nodes.
     unsafe { list_ptrs::<pg_sys::Integer>(list).map(|i| (*i).ival).collect() }
 }
 
@@ -39,11 +43,14 @@ pub unsafe fn list_ints(list: *mut pg_sys::List) -> Vec<i32> {
 pub unsafe fn attnums(nodes: &[*mut pg_sys::Node], varno: u32) -> Vec<i32> {
     let mut set: *mut pg_sys::Bitmapset = std::ptr::null_mut();
     for &n in nodes {
+        // SAFETY: this function's contract: n is an expression tree, a list of them, or null.
         unsafe { pg_sys::pull_varattnos(n, varno, &mut set) };
     }
     let mut out = Vec::new();
     let mut m = -1;
     loop {
+        // SAFETY: set is the Bitmapset pull_varattnos built (or null, which bms_next_member
+        // accepts).
         m = unsafe { pg_sys::bms_next_member(set, m) };
         if m < 0 {
             return out;
@@ -55,6 +62,8 @@ pub unsafe fn attnums(nodes: &[*mut pg_sys::Node], varno: u32) -> Vec<i32> {
 /// A static PostgreSQL method table (raw pointers inside) shared by the
 /// single-threaded backend.
 pub struct SyncPtr<T>(pub T);
+// SAFETY: only the backend's main thread reads these tables (vexec starts no
+// thread that touches PostgreSQL state).
 unsafe impl<T> Sync for SyncPtr<T> {}
 
 /// Call `func(arg)` when memory context `cxt` is reset or deleted (an ERROR
@@ -67,6 +76,8 @@ pub unsafe fn on_context_reset(
     func: unsafe extern "C-unwind" fn(*mut std::ffi::c_void),
     arg: *mut std::ffi::c_void,
 ) {
+    // SAFETY: this function's contract: arg stays valid as long as cxt; the callback struct lives
+    // in cxt itself.
     unsafe {
         let cb = pg_sys::palloc0(std::mem::size_of::<pg_sys::MemoryContextCallback>())
             as *mut pg_sys::MemoryContextCallback;
@@ -82,5 +93,7 @@ pub unsafe fn on_context_reset(
 /// `es` is the ExplainState of a running EXPLAIN.
 pub unsafe fn explain_text(es: *mut pg_sys::ExplainState, label: &std::ffi::CStr, value: &str) {
     let v = std::ffi::CString::new(value).unwrap_or_default();
+    // SAFETY: es is the running EXPLAIN (caller's contract); the value is copied into the current
+    // context.
     unsafe { pg_sys::ExplainPropertyText(label.as_ptr(), pg_sys::pstrdup(v.as_ptr()), es) };
 }

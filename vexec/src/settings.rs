@@ -102,6 +102,7 @@ pub static DEBUG_SLOT_SOURCE: GucSetting<bool> = GucSetting::<bool>::new(false);
 unsafe extern "C-unwind" fn assign_mode(newval: i32, _extra: *mut std::ffi::c_void) {
     // Assign hooks run before the variable changes: MODE still holds the old value.
     if newval != MODE.get().to_ordinal() {
+        // SAFETY: a GUC assign hook, called by guc.c on the backend's main thread.
         unsafe { pgrx::pg_sys::ResetPlanCache() };
     }
 }
@@ -109,12 +110,15 @@ unsafe extern "C-unwind" fn assign_mode(newval: i32, _extra: *mut std::ffi::c_vo
 #[pg_guard]
 unsafe extern "C-unwind" fn assign_batch_format(newval: i32, _extra: *mut std::ffi::c_void) {
     if newval != BATCH_FORMAT.get().to_ordinal() {
+        // SAFETY: as assign_mode.
         unsafe { pgrx::pg_sys::ResetPlanCache() };
     }
 }
 
 pub fn register() {
     let planner = GucFlags::EXPLAIN;
+    // SAFETY: runs once, in _PG_init on the backend's main thread; the settings are statics that
+    // live for the process.
     unsafe {
         GucRegistry::define_enum_guc_with_hooks(
             c"vexec.mode",
@@ -214,5 +218,6 @@ auto: they compete with row paths on cost; force: they win wherever possible.",
         GucContext::Suset,
         GucFlags::EXPLAIN,
     );
+    // SAFETY: as above.
     unsafe { pgrx::pg_sys::MarkGUCPrefixReserved(c"vexec".as_ptr()) };
 }

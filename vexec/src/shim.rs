@@ -172,5 +172,8 @@ unsafe extern "C-unwind" {
 /// a panic that unwinds through Rust.
 #[inline]
 pub fn guarded<T>(f: impl FnOnce() -> T) -> T {
+    // SAFETY: pg_guard_ffi_boundary turns a PostgreSQL ERROR raised inside f into a Rust panic that
+    // pgrx's guards rethrow as the ERROR; it must run on the backend's main thread, where every
+    // vexec executor callback runs.
     unsafe { pg_sys::ffi::pg_guard_ffi_boundary(f) }
 }

@@ -394,6 +394,8 @@ fn scaled_magnitude(acc: i64, last: i64, weight: i32, n: usize, scale: u16) -> O
 /// header value (`h & 1 == 1 && h != 1`), readable for its whole length.
 #[inline(always)]
 pub unsafe fn decode_scaled_i64_short(p: *const u8, scale: u16) -> Option<i64> {
+    // SAFETY: this function's contract: p is a plain numeric varlena with a 1-byte header, so the
+    // payload bytes its header counts are readable.
     unsafe {
         let read = |at: usize| u16::from_le_bytes([*p.add(at), *p.add(at + 1)]);
         let len = ((*p >> 1) as usize).wrapping_sub(1); // payload bytes
@@ -574,11 +576,13 @@ mod tests {
         let mut bad = (SHORT | 1).to_le_bytes().to_vec();
         bad.extend_from_slice(&10_000u16.to_le_bytes());
         let value = crate::batch::varlena::make_1b(&bad);
+        // SAFETY: value is a plain 1-byte-header varlena alive here.
         assert_eq!(unsafe { decode_scaled_i64_short(value.as_ptr(), 0) }, None);
         assert_eq!(decode_scaled_i64(&bad, 0), None);
         // NaN and the infinities (short header alone, special bits): refused.
         for sp in [Special::NaN, Special::PosInfinity, Special::NegInfinity] {
             let value = crate::batch::varlena::make_1b(&encode_special(sp));
+            // SAFETY: as above.
             assert_eq!(unsafe { decode_scaled_i64_short(value.as_ptr(), 0) }, None);
         }
     }

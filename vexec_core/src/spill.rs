@@ -64,9 +64,13 @@ pub unsafe fn encode_rows(cols: &[&Column], fixed: &[Option<usize>], rows: &[Row
                 Values::F64(v) => out.extend_from_slice(&v[r].to_le_bytes()),
                 Values::Datum(v) => match fixed {
                     Some(len) => {
+                        // SAFETY: this function's contract: a fixed-length by-reference value
+                        // points to its `len` bytes.
                         out.extend_from_slice(unsafe { std::slice::from_raw_parts(v[r] as *const u8, len) })
                     }
                     None => {
+                        // SAFETY: this function's contract: other by-reference values are plain
+                        // varlenas.
                         let b = unsafe { varlena::bytes(v[r] as *const u8) };
                         out.extend_from_slice(&(b.len() as u32).to_le_bytes());
                         out.extend_from_slice(b);
@@ -221,6 +225,7 @@ mod tests {
         floats.validity.set(1, false);
         let mut buf = vec![];
         let fixed = [None; 3];
+        // SAFETY: strs points to the test's plain varlenas, which outlive the call.
         unsafe { encode_rows(&[&ints, &floats, &strs], &fixed, &[2, 0, 1], &mut buf) };
         let types = [PhysType::I64, PhysType::F64, PhysType::Datum];
         let mut pos = 0;
@@ -233,6 +238,7 @@ mod tests {
         assert!(!b.columns[1].is_valid(0));
         assert_eq!(f64::from_bits(got(&a, 1, 0) as u64).to_bits(), (-0.0f64).to_bits());
         let bytes = |batch: &SpilledBatch, r: usize| {
+            // SAFETY: decoded Datums point into the batch's own buffer, alive while it is.
             unsafe { varlena::bytes(got(batch, 2, r) as *const u8) }.to_vec()
         };
         assert_eq!(bytes(&a, 0), vec![7u8; 300]);
@@ -262,6 +268,7 @@ mod tests {
         m.validity.set(1, false);
         let fixed = [Some(16), Some(6), None];
         let mut buf = vec![];
+        // SAFETY: the columns point to the test's values (uuids, macs, texts), alive here.
         unsafe { encode_rows(&[&u, &m, &t], &fixed, &[1, 0], &mut buf) };
         // 1 + 16, 1 (NULL), 1 + 4 + 1; then 1 + 16, 1 + 6, 1 + 4 + 1.
         assert_eq!(buf.len(), 17 + 1 + 6 + 17 + 7 + 6);
@@ -272,6 +279,7 @@ mod tests {
         let at = |c: usize, r: usize, len: usize| {
             let p = b.columns[c].values.datum(r);
             assert_eq!(p % 8, 0, "value of column {c} row {r} is not 8-byte aligned");
+            // SAFETY: p points into b's buffer, which holds len bytes there.
             unsafe { std::slice::from_raw_parts(p as *const u8, len) }.to_vec()
         };
         assert_eq!(at(0, 0, 16), uuids[1].to_vec());
@@ -279,6 +287,7 @@ mod tests {
         assert!(!b.columns[1].is_valid(0));
         assert_eq!(at(1, 1, 6), macs[0].to_vec());
         let text_back = b.columns[2].values.datum(1) as *const u8;
+        // SAFETY: text_back points to a plain varlena in b's buffer.
         assert_eq!(unsafe { varlena::bytes(text_back) }, b"x");
         // A value cut short is reported.
         let mut pos = 0;

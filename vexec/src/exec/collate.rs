@@ -19,6 +19,8 @@ impl SortKeys {
     /// `collid` is a valid collation (its locale is cached for the backend's life).
     pub(crate) unsafe fn new(collid: pg_sys::Oid, trim_blanks: bool) -> SortKeys {
         SortKeys {
+            // SAFETY: this function's contract: collid is a valid collation; the locale cache lives
+            // for the session.
             locale: unsafe { pg_sys::pg_newlocale_from_collation(collid) },
             trim_blanks,
             builder: SortKeyColumn::default(),
@@ -31,6 +33,8 @@ impl SortKeys {
     /// `col`'s valid values among `rows` are plain (detoasted) varlenas.
     pub(crate) unsafe fn column(&mut self, col: &Column, rows: &[RowIdx]) -> Column {
         let locale = self.locale;
+        // SAFETY: this function's contract: the valid values among rows are plain varlenas;
+        // pg_strnxfrm writes at most the length it is given.
         unsafe {
             self.builder.build(col, rows, self.trim_blanks, |value, dest| {
                 pg_sys::pg_strnxfrm(

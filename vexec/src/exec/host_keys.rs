@@ -34,6 +34,8 @@ impl HostKeys {
         typid: pg_sys::Oid,
         collid: pg_sys::Oid,
     ) -> Option<HostKeys> {
+        // SAFETY: this function's contract: collid is a valid collation for Collated kinds; typid
+        // is a type the planner resolved.
         unsafe {
             match kind {
                 KeyKind::Collated | KeyKind::CollatedBpchar => {
@@ -57,6 +59,8 @@ impl HostKeys {
     /// # Safety
     /// Called in a memory context that lives as long as the builder.
     unsafe fn encoded(encoding: Encoding) -> HostKeys {
+        // SAFETY: called in a memory context that lives as long as the builder (this function's
+        // contract), which owns the new child context.
         unsafe {
             if matches!(encoding, Encoding::Record(_)) {
                 let flat_cxt = pg_sys::AllocSetContextCreateInternal(
@@ -82,6 +86,7 @@ impl HostKeys {
         expr: *mut pg_sys::Node,
         collid: pg_sys::Oid,
     ) -> Option<HostKeys> {
+        // SAFETY: expr is a live expression node of the plan (caller's contract).
         unsafe {
             let typid = pg_sys::exprType(expr);
             if kind == KeyKind::Encoded && typid == pg_sys::RECORDOID {
@@ -101,6 +106,7 @@ impl HostKeys {
     /// # Safety
     /// `col`'s valid values among `rows` are plain (detoasted) varlenas.
     pub(crate) unsafe fn column(&mut self, col: &Column, rows: &[RowIdx]) -> Column {
+        // SAFETY: this function's contract: the valid values among rows are plain varlenas.
         unsafe {
             match self {
                 HostKeys::Sorted(s) => s.column(col, rows),
@@ -137,6 +143,7 @@ pub(crate) unsafe fn for_kinds(
     kinds
         .iter()
         .zip(types.into_iter().zip(collations))
+        // SAFETY: for_kinds' contract is for_kind's.
         .map(|(&k, (typ, coll))| unsafe { HostKeys::for_kind(k, typ, coll) })
         .collect()
 }
@@ -162,6 +169,8 @@ fn malformed_is_error(built: Result<Column, Malformed>) -> Column {
 /// `col`'s valid values among `rows` are composite Datums (of a named type,
 /// or of a blessed anonymous one: each value's header says which).
 unsafe fn decompressed_records(col: &Column, rows: &[RowIdx], cxt: pg_sys::MemoryContext) -> Column {
+    // SAFETY: col's valid values among rows are record varlenas (caller's contract); cxt is a live
+    // context that takes the copies.
     unsafe {
         let old = pg_sys::MemoryContextSwitchTo(cxt);
         let mut out = col.clone();
@@ -203,5 +212,6 @@ unsafe fn decompressed_records(col: &Column, rows: &[RowIdx], cxt: pg_sys::Memor
 
 /// The length word of a 4-byte-header varlena.
 unsafe fn varsize_4b(p: *const u8) -> u32 {
+    // SAFETY: p points to a 4-byte varlena header (caller's contract); read unaligned.
     unsafe { (std::ptr::read_unaligned(p as *const u32) >> 2) & 0x3fff_ffff }
 }

@@ -33,6 +33,8 @@ impl ChildInput {
     /// # Safety
     /// Called from a BeginCustomScan with its estate.
     pub unsafe fn init(plan: *mut pg_sys::Plan, estate: *mut pg_sys::EState, eflags: i32) -> ChildInput {
+        // SAFETY: this function's contract: called from a BeginCustomScan with its estate; plan is
+        // a child plan of that node.
         unsafe {
             let child = pg_sys::ExecInitNode(plan, estate, eflags);
             let batches = node::batch_source(child);
@@ -57,6 +59,8 @@ impl ChildInput {
     /// # Safety
     /// The child has begun.
     pub unsafe fn next(&self, per_batch: pg_sys::MemoryContext) -> Option<(Vec<Column>, Vec<RowIdx>)> {
+        // SAFETY: this function's contract: the child has begun; per_batch is the parent's live
+        // per-batch context.
         unsafe {
             if self.done.get() {
                 return None;
@@ -162,6 +166,8 @@ impl ChildInput {
         detoast: impl Fn(usize) -> bool,
         cxt: pg_sys::MemoryContext,
     ) {
+        // SAFETY: columns hold the child's values for the rows; cxt is a live context that takes
+        // the copies (caller's contract).
         unsafe {
             for (c, col) in columns.iter_mut().enumerate() {
                 let Some(typlen) = self.by_ref[c] else { continue };
@@ -185,5 +191,7 @@ pub unsafe fn rows_context(
     parent: pg_sys::MemoryContext,
     name: &'static std::ffi::CStr,
 ) -> pg_sys::MemoryContext {
+    // SAFETY: parent is a live memory context (caller's contract); name is a static string, as the
+    // API requires.
     unsafe { pg_sys::AllocSetContextCreateInternal(parent, name.as_ptr(), 0, 8 * 1024, 8 * 1024 * 1024) }
 }

@@ -355,6 +355,8 @@ unsafe extern "C-unwind" fn begin<N: VecNode>(
 unsafe extern "C-unwind" fn exec<N: VecNode>(
     node: *mut pg_sys::CustomScanState,
 ) -> *mut pg_sys::TupleTableSlot {
+    // SAFETY: PostgreSQL calls ExecCustomScan with a node of this kind that has begun; state()
+    // checks tag and methods before the cast.
     unsafe { state::<N>(node).exec(node) }
 }
 
@@ -374,6 +376,7 @@ unsafe extern "C-unwind" fn end<N: VecNode>(node: *mut pg_sys::CustomScanState) 
 
 #[pg_guard]
 unsafe extern "C-unwind" fn rescan<N: VecNode>(node: *mut pg_sys::CustomScanState) {
+    // SAFETY: as in exec: a begun node of this kind.
     unsafe { state::<N>(node).rescan(node) }
 }
 
@@ -383,6 +386,7 @@ unsafe extern "C-unwind" fn explain<N: VecNode>(
     ancestors: *mut pg_sys::List,
     es: *mut pg_sys::ExplainState,
 ) {
+    // SAFETY: as in exec; es is the running EXPLAIN.
     unsafe { state::<N>(node).explain(node, ancestors, es) }
 }
 
@@ -391,6 +395,7 @@ unsafe extern "C-unwind" fn estimate_dsm<N: VecNode>(
     node: *mut pg_sys::CustomScanState,
     pcxt: *mut pg_sys::ParallelContext,
 ) -> pg_sys::Size {
+    // SAFETY: as in exec; PostgreSQL passes the query's parallel context.
     unsafe { state::<N>(node).estimate_dsm(node, pcxt) }
 }
 
@@ -400,6 +405,7 @@ unsafe extern "C-unwind" fn initialize_dsm<N: VecNode>(
     pcxt: *mut pg_sys::ParallelContext,
     coordinate: *mut c_void,
 ) {
+    // SAFETY: as in exec; coordinate is the DSM estimate_dsm sized.
     unsafe { state::<N>(node).initialize_dsm(node, pcxt, coordinate) }
 }
 
@@ -409,6 +415,7 @@ unsafe extern "C-unwind" fn reinitialize_dsm<N: VecNode>(
     pcxt: *mut pg_sys::ParallelContext,
     coordinate: *mut c_void,
 ) {
+    // SAFETY: as in initialize_dsm.
     unsafe { state::<N>(node).reinitialize_dsm(node, pcxt, coordinate) }
 }
 
@@ -418,6 +425,7 @@ unsafe extern "C-unwind" fn initialize_worker<N: VecNode>(
     toc: *mut pg_sys::shm_toc,
     coordinate: *mut c_void,
 ) {
+    // SAFETY: as in exec; in a worker, coordinate is the leader's DSM for this node.
     unsafe { state::<N>(node).initialize_worker(node, toc, coordinate) }
 }
 
@@ -425,10 +433,13 @@ unsafe extern "C-unwind" fn initialize_worker<N: VecNode>(
 // inside their own guarded entry points).
 
 unsafe fn gives_batches<N: BatchSource>(node: *mut pg_sys::CustomScanState) -> bool {
+    // SAFETY: batch_source() calls this only for a registered vexec node of this kind, after it has
+    // begun.
     unsafe { state::<N>(node).gives_batches(node) }
 }
 
 unsafe fn next_batch<N: BatchSource>(node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+    // SAFETY: as in gives_batches; instrument, when set, is the node's own.
     unsafe {
         let instr = (*node).ss.ps.instrument;
         if !instr.is_null() {
@@ -443,5 +454,6 @@ unsafe fn next_batch<N: BatchSource>(node: *mut pg_sys::CustomScanState) -> Opti
 }
 
 unsafe fn request_scaled<N: BatchSource>(node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
+    // SAFETY: as in gives_batches.
     unsafe { state::<N>(node).request_scaled(node, target) }
 }

@@ -59,6 +59,7 @@ pub struct Projection {
 /// The scan column of a plain `INDEX_VAR` Var (under binary relabelings
 /// that keep the physical type).
 unsafe fn index_var(e: *mut pg_sys::Node) -> Option<usize> {
+    // SAFETY: e is a live expression node of the target list (caller's contract).
     unsafe {
         if (*e).type_ != pg_sys::NodeTag::T_Var {
             return None;
@@ -75,6 +76,8 @@ impl Projection {
     /// # Safety
     /// Called in the query's memory context with the node begun.
     pub unsafe fn new(ps: *mut pg_sys::PlanState, tlist: *mut pg_sys::List, per_row: bool) -> Projection {
+        // SAFETY: this function's contract: called in the query's memory context with ps begun;
+        // tlist is its plan's target list.
         unsafe {
             let mut compiler = Compiler::new(pg_sys::INDEX_VAR as u32);
             let mut p = Projection {
@@ -186,6 +189,7 @@ impl Projection {
     /// # Safety
     /// `tlist` is the list `new` compiled.
     pub unsafe fn request_scaled(&mut self, tlist: *mut pg_sys::List, t: usize) -> Option<u16> {
+        // SAFETY: this function's contract: tlist is the list new() compiled.
         unsafe {
             if self.per_row || crate::settings::DEBUG_FORCE_FALLBACK.get() {
                 return None;
@@ -222,6 +226,7 @@ impl Projection {
     /// # Safety
     /// The econtext's scan tuple is the row's.
     pub unsafe fn eval_row(&mut self, n: usize, econtext: *mut pg_sys::ExprContext) {
+        // SAFETY: this function's contract: the econtext's scan tuple is the row's.
         unsafe {
             for (t, target) in self.targets.iter().enumerate() {
                 if !matches!(target, Target::Eval) {
@@ -252,6 +257,8 @@ impl Projection {
         econtext: *mut pg_sys::ExprContext,
         slot: *mut pg_sys::TupleTableSlot,
     ) -> Vec<Column> {
+        // SAFETY: the batch's columns and the slot are the caller's live batch and node slot (this
+        // function's contract); the kernels' Datums point into them.
         unsafe {
             let rows = full_selection(n);
             let mut out: Vec<Option<Column>> = (0..self.targets.len()).map(|_| None).collect();
@@ -322,6 +329,7 @@ impl Projection {
         econtext: *mut pg_sys::ExprContext,
         slot: *mut pg_sys::TupleTableSlot,
     ) {
+        // SAFETY: as project().
         unsafe {
             let evaluated =
                 |t: &Target| matches!(t, Target::Eval) || (row_mode && matches!(t, Target::Kernel(_)));

@@ -200,6 +200,8 @@ impl VecNode for ScanState {
         estate: *mut pg_sys::EState,
         eflags: i32,
     ) -> Box<Self> {
+        // SAFETY: VecNode::begin's contract: node is a VecScan's CustomScanState being begun by the
+        // executor, so its plan is our CustomScan and its relation is open.
         unsafe {
             let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
             let rel = (*node).ss.ss_currentRelation;
@@ -267,6 +269,8 @@ impl VecNode for ScanState {
     }
 
     unsafe fn exec(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        // SAFETY: VecNode::exec's contract: node is this state's node; its result slot and
+        // expression context live as long as the node.
         unsafe {
             let slot = (*node).ss.ps.ps_ResultTupleSlot;
             if self.source.is_none() {
@@ -311,6 +315,7 @@ impl VecNode for ScanState {
         _ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
+        // SAFETY: VecNode::explain's contract: es is the running EXPLAIN.
         unsafe {
             let st = self;
             let (kq, steps, fq, kt, ft) = st.program.counts();
@@ -357,6 +362,8 @@ impl VecNode for ScanState {
         node: *mut pg_sys::CustomScanState,
         _pcxt: *mut pg_sys::ParallelContext,
     ) -> pg_sys::Size {
+        // SAFETY: the DSM callback's contract: node's relation is open and its EState has a
+        // snapshot.
         unsafe {
             let estate = (*node).ss.ps.state;
             pg_sys::table_parallelscan_estimate((*node).ss.ss_currentRelation, (*estate).es_snapshot)
@@ -369,6 +376,8 @@ impl VecNode for ScanState {
         _pcxt: *mut pg_sys::ParallelContext,
         coordinate: *mut c_void,
     ) {
+        // SAFETY: the DSM callback's contract: coordinate is the shared memory estimate_dsm sized
+        // for this relation's parallel scan.
         unsafe {
             let estate = (*node).ss.ps.state;
             let rel = (*node).ss.ss_currentRelation;
@@ -384,6 +393,8 @@ impl VecNode for ScanState {
         _pcxt: *mut pg_sys::ParallelContext,
         coordinate: *mut c_void,
     ) {
+        // SAFETY: coordinate is the parallel scan descriptor initialize_dsm set up for this
+        // relation.
         unsafe {
             pg_sys::table_parallelscan_reinitialize((*node).ss.ss_currentRelation, coordinate as _);
         }
@@ -395,6 +406,8 @@ impl VecNode for ScanState {
         _toc: *mut pg_sys::shm_toc,
         coordinate: *mut c_void,
     ) {
+        // SAFETY: coordinate is the leader's parallel scan descriptor of this relation
+        // (initialize_dsm); the begin can ERROR, through the shim's guarded declaration.
         unsafe {
             let rel = (*node).ss.ss_currentRelation;
             self.open_source(shim::vx_begin_parallel_scan(rel, coordinate as _));
@@ -404,20 +417,26 @@ impl VecNode for ScanState {
 
 impl BatchSource for ScanState {
     unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+        // SAFETY: BatchSource's contract: node is this VecScan's node and has begun.
         unsafe { next_vector_batch(node) }
     }
 
     unsafe fn request_scaled(&mut self, node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
+        // SAFETY: as next_batch.
         unsafe { request_scaled(node, target) }
     }
 }
 
 unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut ScanState {
+    // SAFETY: node::state checks the node's tag and methods before the cast; the caller passes a
+    // node that lives for 'a.
     unsafe { node::state::<ScanState>(node) }
 }
 
 /// Compile the plan's quals and target list.
 unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation) -> Program {
+    // SAFETY: cscan is this VecScan's plan and rel its open relation (caller's contract); the
+    // compiler reads only plan nodes.
     unsafe {
         let scanrelid = (*cscan).scan.scanrelid;
         let mut c = Compiler::new(scanrelid);
@@ -516,6 +535,8 @@ impl ScanState {
     /// # Safety
     /// `scan` is a scan of this node's relation.
     unsafe fn open_source(&mut self, scan: pg_sys::TableScanDesc) {
+        // SAFETY: this function's contract: scan is a scan of this node's relation; the batch it
+        // fills is this state's own.
         let source = unsafe {
             Source::new(scan, &self.program.inputs, &self.program.early, &mut self.input, self.capacity)
         };
@@ -526,6 +547,8 @@ impl ScanState {
 impl ScanState {
     /// Read and evaluate the next batch that has output rows; false at the end.
     unsafe fn next_batch(&mut self) -> bool {
+        // SAFETY: the source, slot and econtext are this state's, alive while the node runs;
+        // interrupts are checked per batch.
         unsafe {
             loop {
                 check_for_interrupts!();
@@ -575,6 +598,8 @@ impl ScanState {
     fn eval_params(&mut self) -> Result<(), KernelError> {
         for i in 0..self.program.params.len() {
             let (p, _) = self.program.params[i];
+            // SAFETY: p is a Param node of this plan (compile_program collected them); econtext is
+            // the node's live expression context.
             unsafe {
                 if (*p).paramkind == pg_sys::ParamKind::PARAM_EXEC
                     && !shim::vx_param_exec_ready(self.econtext, (*p).paramid)
@@ -724,6 +749,9 @@ impl ScanState {
         let tids = if self.input.tids.is_empty() { ptr::null() } else { self.input.tids.as_ptr() };
         let mut passing = vec![0u16; rows.rows.len()];
         let (econtext, slot) = (self.econtext, self.eval_slot);
+        // SAFETY: the shim's row evaluation gets the node's live econtext and slot, and arrays
+        // sized for `rows` (passing, tids) that outlive the call; it can ERROR through its guarded
+        // declaration.
         let n = unsafe {
             shim::vx_eval_rows(
                 econtext,
@@ -746,6 +774,8 @@ impl ScanState {
 
     /// Put output row `row` into the node's result slot.
     unsafe fn store_row(&self, slot: *mut pg_sys::TupleTableSlot, row: usize) {
+        // SAFETY: slot is the node's result slot and row an index below the batch's row count
+        // (caller's contract).
         unsafe {
             if (*slot).tts_flags & pg_sys::TTS_FLAG_SHOULDFREE as u16 != 0 {
                 pg_sys::ExecClearTuple(slot);
@@ -802,6 +832,7 @@ impl ScanState {
 /// # Safety
 /// `node` is a VecScan node that has begun.
 unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+    // SAFETY: this function's contract: node is a VecScan node that has begun.
     unsafe {
         if state(node).source.is_none() {
             let estate = (*node).ss.ps.state;
@@ -824,6 +855,7 @@ unsafe fn next_vector_batch(node: *mut pg_sys::CustomScanState) -> Option<Vector
 /// # Safety
 /// `node` is a VecScan node that has begun.
 unsafe fn request_scaled(node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
+    // SAFETY: as next_vector_batch.
     unsafe {
         if settings::DEBUG_FORCE_FALLBACK.get() {
             return None;
@@ -861,6 +893,8 @@ pub fn make_plan(
     flags: u32,
     private: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
+    // SAFETY: called by the planner's create_plan with live planner lists; the CustomScan is
+    // palloc'd in the planner's context.
     unsafe {
         let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
         (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;

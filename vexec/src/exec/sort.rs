@@ -125,6 +125,8 @@ impl VecNode for SortState {
         estate: *mut pg_sys::EState,
         eflags: i32,
     ) -> Box<Self> {
+        // SAFETY: VecNode::begin's contract: node is a VecSort's CustomScanState being begun, its
+        // plan our CustomScan with one child plan.
         unsafe {
             let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
             let child_plan =
@@ -181,6 +183,7 @@ impl VecNode for SortState {
     }
 
     unsafe fn exec(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        // SAFETY: VecNode::exec's contract: node is this state's node.
         unsafe {
             let st = self;
             if !st.sorted {
@@ -220,6 +223,7 @@ impl VecNode for SortState {
     }
 
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        // SAFETY: the tuplesort, when set, is this state's own and not yet ended.
         unsafe {
             if !self.tuplesort.is_null() {
                 pg_sys::tuplesort_end(self.tuplesort);
@@ -230,6 +234,7 @@ impl VecNode for SortState {
     }
 
     unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
+        // SAFETY: VecNode::rescan's contract: node is this state's node.
         unsafe {
             let st = self;
             // Same input (no parameter of ours changed) sorted in memory: read
@@ -256,6 +261,8 @@ impl VecNode for SortState {
         ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
+        // SAFETY: VecNode::explain's contract: es is the running EXPLAIN and ancestors its ancestor
+        // list.
         unsafe {
             let st = self;
             let plan = (*node).ss.ps.plan;
@@ -353,6 +360,8 @@ unsafe fn key_cmp(k: &KeySpec, typid: pg_sys::Oid) -> KeyCmp {
         BOOLOID, DATEOID, FLOAT4OID, FLOAT8OID, INT2OID, INT4OID, INT8OID, TEXTOID, TIMEOID, TIMESTAMPOID,
         TIMESTAMPTZOID, VARCHAROID,
     };
+    // SAFETY: reads the type cache and operator catalogs on the backend's main thread; the caller
+    // passes a live sort operator.
     unsafe {
         let native = [
             INT2OID,
@@ -407,6 +416,8 @@ impl SortState {
 
     /// Read the whole input, then sort it.
     unsafe fn run(&mut self, node: *mut pg_sys::CustomScanState) {
+        // SAFETY: node is this state's node and econtext its live expression context; interrupts
+        // are checked per batch.
         unsafe {
             let per_batch = (*self.econtext).ecxt_per_tuple_memory;
             loop {
@@ -453,11 +464,14 @@ impl SortState {
 
     /// Bytes held for the stored rows.
     unsafe fn memory(&self) -> usize {
+        // SAFETY: data_cxt is this state's live memory context.
         unsafe { self.store.heap_bytes() + pg_sys::MemoryContextMemAllocated(self.data_cxt, true) }
     }
 
     /// The order of the stored rows (with `bound`: its first rows and ties).
     unsafe fn sorted_order(&self, bound: Option<usize>) -> Vec<u32> {
+        // SAFETY: the stored rows and the keys' support functions are this state's; econtext is its
+        // live expression context.
         unsafe {
             let n = self.store.len();
             // Ranks of the keys the server compares, in short-lived memory.
@@ -516,6 +530,7 @@ impl SortState {
     /// that ties stay in input order), with their by-reference values moved
     /// to a fresh memory context.
     unsafe fn cut(&mut self) {
+        // SAFETY: as sorted_order; the new context is made under the node's query context.
         unsafe {
             let sorted = self.sorted_order(self.bound);
             let bound = self.bound.unwrap_or(usize::MAX);
@@ -550,6 +565,8 @@ impl SortState {
 
     /// Move the stored rows to a PostgreSQL tuplesort (work_mem exceeded).
     unsafe fn start_tuplesort(&mut self, node: *mut pg_sys::CustomScanState) {
+        // SAFETY: node is this state's node, its scan slot's descriptor live; tuplesort_begin_heap
+        // may ERROR on the main thread.
         unsafe {
             let desc = (*(*node).ss.ss_ScanTupleSlot).tts_tupleDescriptor;
             let mut attnums: Vec<i16> = self.keys.iter().map(|k| (k.col + 1) as i16).collect();
@@ -588,6 +605,8 @@ impl SortState {
         columns: &[Column],
         rows: &[RowIdx],
     ) {
+        // SAFETY: node is this state's node, self.tuplesort has begun, and columns hold valid
+        // Datums of the scan slot's types for `rows`.
         unsafe {
             let slot = (*node).ss.ss_ScanTupleSlot;
             for &r in rows {
@@ -607,6 +626,8 @@ impl SortState {
 
     /// Stored row `i` as the (virtual) scan tuple.
     unsafe fn fill_from_store(&self, slot: *mut pg_sys::TupleTableSlot, i: usize) {
+        // SAFETY: slot is the node's slot of the input's types; row i is below the store's length
+        // (caller's contract).
         unsafe {
             pg_sys::ExecClearTuple(slot);
             for c in 0..self.src.types.len() {
@@ -620,6 +641,7 @@ impl SortState {
 
     /// Forget the input and the result (for a rescan).
     unsafe fn reset(&mut self) {
+        // SAFETY: the tuplesort, when set, is this state's own and not yet ended.
         unsafe {
             if !self.tuplesort.is_null() {
                 pg_sys::tuplesort_end(self.tuplesort);
@@ -637,6 +659,8 @@ impl SortState {
 
     /// Top-N: the rows of a batch that sort no later than the boundary.
     unsafe fn drop_after_boundary(&mut self, columns: &[Column], rows: &[RowIdx]) -> Vec<RowIdx> {
+        // SAFETY: columns hold the batch's values for `rows`; the sort support is prepared in this
+        // state's context.
         unsafe {
             let boundary = self.boundary.as_ref().expect("a boundary");
             if self.ssups.is_null() {

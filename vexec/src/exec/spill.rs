@@ -29,12 +29,15 @@ impl SpillFile {
     /// A new temporary file, allocated in the current memory context (the
     /// caller's query context).
     pub unsafe fn create() -> SpillFile {
+        // SAFETY: the temporary file belongs to the current resource owner and memory context,
+        // which the caller chose (this function's contract).
         SpillFile { file: unsafe { pg_sys::BufFileCreateTemp(false) }, rows: 0, bytes: 0, next_frame: None }
     }
 
     /// A new file of a shared file set, named `name` within it, that other
     /// processes of the parallel query open once this one has closed it.
     pub unsafe fn create_shared(fileset: *mut pg_sys::SharedFileSet, name: &std::ffi::CStr) -> SpillFile {
+        // SAFETY: fileset is the parallel query's shared file set in DSM (caller's contract).
         let file = unsafe { pg_sys::BufFileCreateFileSet(&mut (*fileset).fs, name.as_ptr()) };
         SpillFile { file, rows: 0, bytes: 0, next_frame: None }
     }
@@ -45,6 +48,7 @@ impl SpillFile {
         fileset: *mut pg_sys::SharedFileSet,
         name: &std::ffi::CStr,
     ) -> Option<SpillFile> {
+        // SAFETY: as in create_shared.
         let file = unsafe {
             pg_sys::BufFileOpenFileSet(&mut (*fileset).fs, name.as_ptr(), 0 /* O_RDONLY */, true)
         };
@@ -69,9 +73,11 @@ impl SpillFile {
         scratch.clear();
         scratch.extend_from_slice(&(rows.len() as u32).to_le_bytes());
         scratch.extend_from_slice(&[0; 4]);
+        // SAFETY: the columns' by-reference values among rows are plain (write's contract).
         unsafe { encode_rows(cols, fixed, rows, scratch) };
         let body = (scratch.len() - 8) as u32;
         scratch[4..8].copy_from_slice(&body.to_le_bytes());
+        // SAFETY: self.file is open; scratch holds scratch.len() bytes.
         unsafe { pg_sys::BufFileWrite(self.file, scratch.as_ptr().cast(), scratch.len()) };
         self.rows += rows.len() as u64;
         self.bytes += scratch.len() as u64;
@@ -80,6 +86,7 @@ impl SpillFile {
     /// Position at the first frame, for reading.
     pub unsafe fn rewind(&mut self) {
         self.next_frame = None;
+        // SAFETY: self.file is open.
         if unsafe { pg_sys::BufFileSeek(self.file, 0, 0, libc_seek_set()) } != 0 {
             pgrx::error!("could not rewind a vexec temporary file");
         }
@@ -99,6 +106,7 @@ impl SpillFile {
         buf.clear();
         let mut rows = 0;
         loop {
+            // SAFETY: self.file is open.
             let Some((n, len)) = self.next_frame.take().or_else(|| unsafe { self.read_header() }) else {
                 break;
             };
@@ -108,6 +116,7 @@ impl SpillFile {
             }
             let start = buf.len();
             buf.resize(start + len, 0);
+            // SAFETY: self.file is open and buf has len bytes of room from start.
             unsafe { pg_sys::BufFileReadExact(self.file, buf[start..].as_mut_ptr().cast(), len) };
             rows += n;
         }
@@ -124,6 +133,7 @@ impl SpillFile {
     /// The next frame's (rows, bytes), None at the end of the file.
     unsafe fn read_header(&mut self) -> Option<(usize, usize)> {
         let mut head = [0u8; 8];
+        // SAFETY: self.file is open and head has 8 bytes.
         let n = unsafe { pg_sys::BufFileReadMaybeEOF(self.file, head.as_mut_ptr().cast(), 8, true) };
         if n == 0 {
             return None;
@@ -140,6 +150,7 @@ impl SpillFile {
     }
 
     pub unsafe fn close(self) {
+        // SAFETY: self.file is open and closed once (close takes self).
         unsafe { pg_sys::BufFileClose(self.file) };
     }
 }

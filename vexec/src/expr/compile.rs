@@ -21,6 +21,8 @@ use crate::source::InputAttr;
 /// The physical layout of a PostgreSQL type in a batch.
 pub fn phys_of(typid: Oid) -> (PhysType, bool) {
     let (mut len, mut byval) = (0i16, false);
+    // SAFETY: a catalog lookup by OID on the backend's main thread (ERRORs for an unknown type, as
+    // PostgreSQL's own callers do).
     unsafe { pg_sys::get_typlenbyval(typid, &mut len, &mut byval) };
     match typid {
         pg_sys::FLOAT4OID => (PhysType::F32, false),
@@ -265,7 +267,9 @@ struct Typed {
 
 impl Compiler {
     pub fn new(scanrelid: u32) -> Compiler {
+        // SAFETY: reads the database encoding, set for the session's lifetime.
         let enc = unsafe { pg_sys::GetDatabaseEncoding() };
+        // SAFETY: as above.
         let max_len = unsafe { pg_sys::pg_database_encoding_max_length() };
         Compiler {
             scanrelid,
@@ -290,6 +294,8 @@ impl Compiler {
     /// Inputs and params added by a failed attempt are rolled back.
     pub fn compile(&mut self, node: *mut pg_sys::Node) -> Option<VExpr> {
         let (ni, np) = (self.inputs.len(), self.params.len());
+        // SAFETY: callers (plan and executor code) pass a live expression node of the plan being
+        // compiled.
         match unsafe { self.node(node) } {
             // SAFETY: by-reference constants point into the plan's Consts,
             // which outlive the compiled expression.
@@ -307,6 +313,7 @@ impl Compiler {
     /// some node has no kernel. Rolled back like [`Compiler::compile`].
     pub fn compile_scaled(&mut self, node: *mut pg_sys::Node) -> Option<(VExpr, u16)> {
         let (ni, np) = (self.inputs.len(), self.params.len());
+        // SAFETY: as in compile.
         match unsafe { self.scaled(node) } {
             // SAFETY: as in compile.
             Some((e, scale)) => Some((unsafe { vexec_core::expr::fold_constants(e) }, scale)),
@@ -327,6 +334,7 @@ impl Compiler {
     /// A result that leaves its integer sends its batch to PostgreSQL's
     /// evaluator.
     unsafe fn scaled(&mut self, node: *mut pg_sys::Node) -> Option<(VExpr, u16)> {
+        // SAFETY: node is a live expression node (caller's contract).
         unsafe {
             if node.is_null() {
                 return None;
@@ -444,6 +452,7 @@ impl Compiler {
     }
 
     unsafe fn node(&mut self, node: *mut pg_sys::Node) -> Option<Typed> {
+        // SAFETY: node is a live expression node (caller's contract).
         unsafe {
             if node.is_null() {
                 return None;
@@ -593,6 +602,7 @@ impl Compiler {
         collid: Oid,
         equality: bool,
     ) -> Option<(VExpr, VExpr, CmpKind)> {
+        // SAFETY: args is the live argument list of the operator being compiled.
         unsafe {
             let mut it = list_ptrs::<pg_sys::Node>(args);
             let (a, b) = (it.next()?, it.next()?);
@@ -639,6 +649,7 @@ impl Compiler {
         collid: Oid,
         result: Oid,
     ) -> Option<Typed> {
+        // SAFETY: args is the live argument list of the function being compiled.
         unsafe {
             let kernel = kernel_for(funcid.into())?;
             let nargs = if args.is_null() { 0 } else { (*args).length };
@@ -798,6 +809,7 @@ impl Compiler {
 
     /// `x = ANY(const array)` and `x <> ALL(const array)`.
     unsafe fn in_set(&mut self, s: *mut pg_sys::ScalarArrayOpExpr) -> Option<Typed> {
+        // SAFETY: s is a live ScalarArrayOpExpr of the plan.
         unsafe {
             let (op, fam) = match kernel_for((*s).opfuncid.into())? {
                 Kernel::Cmp(_, Family::Numeric) => return None,
@@ -884,6 +896,7 @@ impl Compiler {
     }
 
     unsafe fn case(&mut self, c: *mut pg_sys::CaseExpr) -> Option<Typed> {
+        // SAFETY: c is a live CaseExpr of the plan.
         unsafe {
             if !(*c).arg.is_null() {
                 return None; // CASE x WHEN ...: PostgreSQL's evaluator
@@ -975,6 +988,8 @@ pub fn collation_allows(collid: Oid, equality: bool) -> bool {
     if collid == pg_sys::InvalidOid {
         return false;
     }
+    // SAFETY: collid is a valid collation OID (checked above); the locale cache lives for the
+    // session.
     unsafe {
         let loc = pg_sys::pg_newlocale_from_collation(collid);
         if loc.is_null() {
@@ -990,6 +1005,8 @@ pub fn collation_allows(collid: Oid, equality: bool) -> bool {
 
 /// The payload of a text constant (detoasted).
 unsafe fn plain_bytes(d: usize) -> Option<Vec<u8>> {
+    // SAFETY: d is a non-NULL varlena Datum of a plan Const (caller's contract); a detoasted copy
+    // is palloc'd in the current context.
     unsafe {
         let p = pg_sys::pg_detoast_datum_packed(d as *mut pg_sys::varlena) as *const u8;
         vexec_core::batch::varlena::is_plain(p).then(|| vexec_core::batch::varlena::bytes(p).to_vec())
@@ -998,6 +1015,8 @@ unsafe fn plain_bytes(d: usize) -> Option<Vec<u8>> {
 
 /// The elements of an array constant.
 unsafe fn deconstruct(arr: *mut pg_sys::varlena, elem: Oid) -> (Vec<usize>, Vec<bool>) {
+    // SAFETY: arr is a non-NULL array Datum of a plan Const whose element type is elem (caller's
+    // contract).
     unsafe {
         let (mut len, mut byval, mut align) = (0i16, false, 0 as std::ffi::c_char);
         pg_sys::get_typlenbyvalalign(elem, &mut len, &mut byval, &mut align);

@@ -43,6 +43,7 @@ pub struct ExprCosts {
 /// PostgreSQL's parallel divisor (`get_parallel_divisor` in costsize.c).
 pub fn parallel_divisor(workers: i32) -> f64 {
     let mut d = workers as f64;
+    // SAFETY: reads a GUC variable on the backend's main thread (the planner's).
     if unsafe { pg_sys::parallel_leader_participation } {
         let leader = 1.0 - 0.3 * workers as f64;
         if leader > 0.0 {
@@ -55,6 +56,8 @@ pub fn parallel_divisor(workers: i32) -> f64 {
 /// The row sequential scan of `rel` (as `cost_seqscan` computes it) and its
 /// vector alternative, for `workers` parallel workers (0: not parallel).
 pub unsafe fn seq_scan(rel: *mut pg_sys::RelOptInfo, e: &ExprCosts, workers: i32) -> (Cost, Cost) {
+    // SAFETY: rel is a live RelOptInfo (caller's contract); reads cost GUCs on the planner's
+    // thread.
     unsafe {
         let mut spc_seq_page_cost = 0.0;
         pg_sys::get_tablespace_page_costs((*rel).reltablespace, ptr_null(), &mut spc_seq_page_cost);
@@ -105,6 +108,7 @@ fn ptr_null() -> *mut f64 {
 /// rows to a row parent, or a row child's cost plus copying its rows into
 /// batches (each as much as a vector node's hand-off to a row parent).
 unsafe fn agg_child_cost(child: &pg_sys::Path, vector_child: bool) -> f64 {
+    // SAFETY: reads a cost GUC on the planner's thread.
     let handoff = unsafe { pg_sys::cpu_tuple_cost } * OUTPUT_FACTOR * child.rows;
     if vector_child {
         child.total_cost - handoff
@@ -117,6 +121,7 @@ unsafe fn agg_child_cost(child: &pg_sys::Path, vector_child: bool) -> f64 {
 /// aggregates by kernels: the child (`agg_child_cost`), plus the
 /// transitions at kernel price, plus its setup.
 pub unsafe fn plain_agg(child: &pg_sys::Path, naggs: usize, vector_child: bool) -> Cost {
+    // SAFETY: reads cost GUCs on the planner's thread; child is a live Path.
     unsafe {
         let rows = child.rows;
         let child_cost = agg_child_cost(child, vector_child);
@@ -144,6 +149,7 @@ pub unsafe fn hashed_agg(
     width: i32,
     vector_child: bool,
 ) -> Cost {
+    // SAFETY: as plain_agg.
     unsafe {
         let rows = child.rows;
         let op = pg_sys::cpu_operator_cost;

@@ -23,6 +23,8 @@ static mut EXTENSION_ID: i32 = -1;
 static mut PREV_PER_PLAN_HOOK: pg_sys::explain_per_plan_hook_type = None;
 
 pub fn register() {
+    // SAFETY: runs once, in _PG_init on the backend's main thread; previous hooks are kept and
+    // called.
     unsafe {
         EXTENSION_ID = pg_sys::GetExplainExtensionId(c"vexec".as_ptr());
         #[cfg(feature = "pg19")]
@@ -50,6 +52,7 @@ unsafe extern "C-unwind" fn vexec_option_handler(
     opt: *mut pg_sys::DefElem,
     _pstate: *mut pg_sys::ParseState,
 ) {
+    // SAFETY: called by EXPLAIN's option parsing with a live DefElem and the running ExplainState.
     unsafe {
         // defGetBoolean gives PostgreSQL's own error for a non-boolean value.
         let enabled = pg_sys::defGetBoolean(opt);
@@ -71,6 +74,7 @@ unsafe extern "C-unwind" fn vexec_per_plan(
     params: pg_sys::ParamListInfo,
     query_env: *mut pg_sys::QueryEnvironment,
 ) {
+    // SAFETY: the per-plan hook's arguments, passed on unchanged to the previous hook.
     unsafe {
         if let Some(prev) = PREV_PER_PLAN_HOOK {
             prev(pstmt, into, es, query_string, params, query_env);
@@ -99,6 +103,7 @@ unsafe fn rename_nodes(es: *mut pg_sys::ExplainState) {
         ("Custom Scan (VecSort)", "Vec Sort"),
         ("Custom Scan (VecHashJoin)", "Vec Hash Join"),
     ];
+    // SAFETY: es is the running EXPLAIN; its str_ holds len bytes at data.
     unsafe {
         let s = (*es).str_;
         let bytes = std::slice::from_raw_parts((*s).data as *const u8, (*s).len as usize);
@@ -116,6 +121,7 @@ unsafe fn rename_nodes(es: *mut pg_sys::ExplainState) {
 }
 
 unsafe fn print_report(report: Option<&Report>, es: *mut pg_sys::ExplainState) {
+    // SAFETY: es is the running EXPLAIN (caller's contract).
     unsafe {
         let summary = match report {
             Some(r) => r.summary(),
@@ -170,13 +176,16 @@ unsafe fn print_report(report: Option<&Report>, es: *mut pg_sys::ExplainState) {
 /// A palloc'd copy of `s` (EXPLAIN's writers keep pointers to their input).
 fn pstr(s: &str) -> *mut c_char {
     let c = CString::new(s.replace('\0', "")).unwrap_or_default();
+    // SAFETY: pstrdup copies a NUL-terminated string into the current memory context.
     unsafe { pg_sys::pstrdup(c.as_ptr()) }
 }
 
 unsafe fn property_text(label: &CStr, value: &str, es: *mut pg_sys::ExplainState) {
+    // SAFETY: es is the running EXPLAIN (caller's contract).
     unsafe { pg_sys::ExplainPropertyText(label.as_ptr(), pstr(value), es) }
 }
 
 unsafe fn append(es: *mut pg_sys::ExplainState, s: &str) {
+    // SAFETY: es is the running EXPLAIN (caller's contract).
     unsafe { pg_sys::appendStringInfoString((*es).str_, pstr(s)) }
 }

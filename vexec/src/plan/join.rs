@@ -48,6 +48,8 @@ pub(super) unsafe fn join_pathlist(
     jointype: pg_sys::JoinType::Type,
     extra: *mut pg_sys::JoinPathExtraData,
 ) {
+    // SAFETY: called from set_join_pathlist_hook (plan/hooks.rs) on the backend's main thread with
+    // the planner's live root, rels and extra data.
     unsafe {
         let mode = settings::MODE.get();
         if mode != Mode::Off {
@@ -78,11 +80,13 @@ pub fn is_outer_join(jt: pg_sys::JoinType::Type) -> bool {
 /// RINFO_IS_PUSHED_DOWN: a clause that filters the join's result rather
 /// than deciding what matches.
 unsafe fn pushed_down(rinfo: *mut pg_sys::RestrictInfo, joinrelids: *mut pg_sys::Bitmapset) -> bool {
+    // SAFETY: rinfo is a live RestrictInfo of the join being planned (caller's contract).
     unsafe { (*rinfo).is_pushed_down || !pg_sys::bms_is_subset((*rinfo).required_relids, joinrelids) }
 }
 
 /// The Var under binary-compatible relabelings, if the expression is one.
 unsafe fn plain_var(e: *mut pg_sys::Node) -> Option<*mut pg_sys::Var> {
+    // SAFETY: e is a live expression node; RelabelType's arg is a node too.
     unsafe {
         let mut e = e;
         while (*e).type_ == pg_sys::NodeTag::T_RelabelType {
@@ -109,6 +113,8 @@ unsafe fn hash_keys(
     jointype: pg_sys::JoinType::Type,
     restrictlist: *mut pg_sys::List,
 ) -> Result<Vec<HashKey>, String> {
+    // SAFETY: restrictlist and the rels are the live planner data of the join being planned
+    // (caller's contract); catalog lookups may ERROR on the main thread.
     unsafe {
         let mut keys = Vec::new();
         let mut refused: Option<String> = None;
@@ -186,6 +192,7 @@ unsafe fn hash_keys(
 /// The path an input is read through: its VecScan when it is a base
 /// relation that has one, else its cheapest path.
 unsafe fn input_path(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::Path> {
+    // SAFETY: rel is a live RelOptInfo of the planner (caller's contract).
     unsafe {
         if (*rel).reloptkind == pg_sys::RelOptKind::RELOPT_BASEREL {
             if let Some(p) = report::scan_path_of(rel) {
@@ -201,6 +208,8 @@ unsafe fn input_path(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::Path> 
 
 /// Names of the relations of `relids`, for the report.
 unsafe fn rel_names(root: *mut pg_sys::PlannerInfo, relids: *mut pg_sys::Bitmapset) -> String {
+    // SAFETY: root and relids are the live planner data (caller's contract); simple_rte_array has
+    // an entry for every relid.
     unsafe {
         let mut names = Vec::new();
         let mut i = -1;
@@ -234,6 +243,7 @@ fn alternative(
 
 /// Whether an expression tree holds a PlaceHolderVar.
 unsafe fn has_placeholders(node: *mut pg_sys::Node) -> bool {
+    // SAFETY: node is a live expression tree (caller's contract); pull_var_clause only reads it.
     unsafe {
         let flags = (pg_sys::PVC_INCLUDE_PLACEHOLDERS
             | pg_sys::PVC_RECURSE_AGGREGATES
@@ -251,6 +261,8 @@ unsafe fn refusal(
     inner: *mut pg_sys::Path,
     restrictlist: *mut pg_sys::List,
 ) -> Option<String> {
+    // SAFETY: the paths, rels and restrictlist are the live planner data of the join being planned
+    // (caller's contract).
     unsafe {
         if !settings::ENABLE_HASHJOIN.get() {
             return Some("vexec.enable_hashjoin is off".into());
@@ -327,6 +339,7 @@ unsafe fn passing_rows(
     rows: f64,
 ) -> f64 {
     use pg_sys::JoinType::*;
+    // SAFETY: extra is the planner's JoinPathExtraData for this join (caller's contract).
     unsafe {
         if matches!(jointype, JOIN_SEMI | JOIN_ANTI) || (*extra).inner_unique {
             let matched = (orows * (*extra).semifactors.outer_match_frac).round();
@@ -351,6 +364,8 @@ unsafe fn consider(
     mode: Mode,
 ) {
     use pg_sys::JoinType::*;
+    // SAFETY: the planner's live data of the join being considered (caller's contract); paths are
+    // made in the planner's memory context.
     unsafe {
         match jointype {
             JOIN_INNER | JOIN_LEFT | JOIN_FULL | JOIN_RIGHT | JOIN_SEMI | JOIN_ANTI => {}
@@ -559,6 +574,7 @@ fn file_pages(rows: f64, width: i32) -> f64 {
 /// The cost of partitioning: when the inner rows outgrow hash_mem, both
 /// sides are written to and read back from temporary files once.
 unsafe fn partition_cost(irows: f64, iwidth: i32, orows: f64, owidth: i32) -> f64 {
+    // SAFETY: reads planner settings (hash_mem, seq_page_cost) on the backend's main thread.
     unsafe {
         if irows * (iwidth.max(8) as f64 + 24.0) > pg_sys::get_hash_memory_limit() as f64 {
             2.0 * (file_pages(irows, iwidth) + file_pages(orows, owidth)) * pg_sys::seq_page_cost
@@ -592,6 +608,7 @@ unsafe fn partial_path(
     shared: bool,
 ) -> Result<Option<(*mut pg_sys::CustomPath, u32, Vec<String>)>, String> {
     use pg_sys::JoinType::*;
+    // SAFETY: the planner's live data of the join being considered (caller's contract).
     unsafe {
         if !(*joinrel).consider_parallel {
             return Ok(None);
@@ -678,6 +695,7 @@ unsafe fn partial_path(
 /// parallel VecScan when it is a base relation that has one, else its
 /// cheapest partial path; None if it has none without parameters.
 unsafe fn partial_input_path(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::Path> {
+    // SAFETY: rel is a live RelOptInfo of the planner (caller's contract).
     unsafe {
         let scan = match (*rel).reloptkind {
             pg_sys::RelOptKind::RELOPT_BASEREL => report::partial_scan_path_of(rel).map(|p| p.cast()),
@@ -693,6 +711,7 @@ unsafe fn partial_input_path(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys
 /// with VecScan: a nested loop over a parameterized index scan can be
 /// orders of magnitude cheaper (TPC-H Q2's correlated subquery).
 unsafe fn disable_others(joinrel: *mut pg_sys::RelOptInfo) {
+    // SAFETY: joinrel is a live RelOptInfo; its path lists hold live Paths.
     unsafe {
         for list in [(*joinrel).pathlist, (*joinrel).partial_pathlist] {
             for path in list_ptrs::<pg_sys::Path>(list) {
@@ -707,6 +726,7 @@ unsafe fn disable_others(joinrel: *mut pg_sys::RelOptInfo) {
 /// The (varno, varattno) of a Var, the identity its copies share whatever
 /// outer joins null them.
 unsafe fn var_id(v: *mut pg_sys::Var) -> (i32, i16) {
+    // SAFETY: v is a live Var (caller's contract).
     unsafe { ((*v).varno, (*v).varattno) }
 }
 
@@ -723,6 +743,8 @@ unsafe fn align_nullingrels(node: *mut pg_sys::Node, map: &NullingMap) -> *mut p
         node: *mut pg_sys::Node,
         ctx: *mut std::ffi::c_void,
     ) -> *mut pg_sys::Node {
+        // SAFETY: called by expression_tree_mutator with live nodes; ctx is the NullingMap passed
+        // in below.
         unsafe {
             if node.is_null() {
                 return node;
@@ -738,6 +760,7 @@ unsafe fn align_nullingrels(node: *mut pg_sys::Node, map: &NullingMap) -> *mut p
             pg_sys::expression_tree_mutator_impl(node, Some(mutator), ctx)
         }
     }
+    // SAFETY: node is a live expression tree and map outlives the walk (caller's contract).
     unsafe { mutator(node, map as *const NullingMap as *mut std::ffi::c_void) }
 }
 
@@ -750,6 +773,8 @@ unsafe extern "C-unwind" fn plan_custom_path(
     _clauses: *mut pg_sys::List,
     custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
+    // SAFETY: called by create_plan with our CustomPath (custom_private written by consider()) and
+    // its children's plans.
     unsafe {
         let private: Vec<*mut pg_sys::Node> =
             list_ptrs::<pg_sys::Node>((*best_path).custom_private).collect();

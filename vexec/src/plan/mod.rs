@@ -20,6 +20,8 @@ use pgrx::pg_sys;
 /// # Safety
 /// `path` is a valid path.
 pub unsafe fn projected(mut path: *mut pg_sys::Path) -> *mut pg_sys::Path {
+    // SAFETY: this function's contract: path is a valid path; a ProjectionPath's subpath is one
+    // too.
     unsafe {
         while (*path).type_ == pg_sys::NodeTag::T_ProjectionPath {
             path = (*(path as *mut pg_sys::ProjectionPath)).subpath;
@@ -33,6 +35,7 @@ pub unsafe fn projected(mut path: *mut pg_sys::Path) -> *mut pg_sys::Path {
 /// # Safety
 /// `path` is a valid path.
 pub unsafe fn vector_node(path: *mut pg_sys::Path) -> Option<&'static str> {
+    // SAFETY: this function's contract: path is a valid path.
     unsafe {
         let p = projected(path);
         if (*p).type_ != pg_sys::NodeTag::T_CustomPath {

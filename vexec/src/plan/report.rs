@@ -131,6 +131,8 @@ pub fn join_path_of(rel: *mut pg_sys::RelOptInfo, partial: bool) -> Option<*mut 
     PLANNING.with(|p| {
         p.borrow().last().and_then(|pl| {
             let list = if partial { &pl.partial_join_paths } else { &pl.join_paths };
+            // SAFETY: the recorded paths are CustomPaths made while planning this query, alive in
+            // the planner's context.
             list.iter().filter(|(r, _)| *r == rel as usize).map(|(_, p)| *p).min_by(|&a, &b| unsafe {
                 ((*a).path.disabled_nodes, (*a).path.total_cost)
                     .partial_cmp(&((*b).path.disabled_nodes, (*b).path.total_cost))
@@ -155,6 +157,8 @@ pub fn cursor_options() -> i32 {
 static mut PREV_PLANNER_HOOK: pg_sys::planner_hook_type = None;
 
 pub fn install_hook() {
+    // SAFETY: runs once, in _PG_init on the backend's main thread; the previous hook is kept and
+    // called.
     unsafe {
         PREV_PLANNER_HOOK = pg_sys::planner_hook;
         pg_sys::planner_hook = Some(vexec_planner);
@@ -170,6 +174,8 @@ unsafe extern "C-unwind" fn vexec_planner(
     bound_params: pg_sys::ParamListInfo,
     es: *mut pg_sys::ExplainState,
 ) -> *mut pg_sys::PlannedStmt {
+    // SAFETY: the planner hook's arguments, passed on unchanged to the previous hook or
+    // standard_planner.
     plan_with_report(cursor_options, || unsafe {
         match PREV_PLANNER_HOOK {
             Some(prev) => prev(parse, query_string, cursor_options, bound_params, es),
@@ -186,6 +192,7 @@ unsafe extern "C-unwind" fn vexec_planner(
     cursor_options: i32,
     bound_params: pg_sys::ParamListInfo,
 ) -> *mut pg_sys::PlannedStmt {
+    // SAFETY: as above.
     plan_with_report(cursor_options, || unsafe {
         match PREV_PLANNER_HOOK {
             Some(prev) => prev(parse, query_string, cursor_options, bound_params),
@@ -218,8 +225,10 @@ fn plan_with_report(
     PgTryBuilder::new(AssertUnwindSafe(|| {
         let pstmt = plan();
         let report = PLANNING.with(|p| p.borrow_mut().pop()).and_then(finish);
+        // SAFETY: pstmt is the PlannedStmt the planner just returned.
         unsafe { attach(pstmt, report.as_ref()) };
         if mode == Mode::Force && crate::settings::DEBUG_REQUIRE_VECTOR.get() {
+            // SAFETY: as above.
             unsafe { super::require::check(pstmt, report.as_ref()) };
         }
         pstmt
@@ -244,6 +253,8 @@ const EXTENSION_STATE_NAME: &std::ffi::CStr = c"vexec";
 #[cfg(feature = "pg19")]
 unsafe fn attach(pstmt: *mut pg_sys::PlannedStmt, report: Option<&Report>) {
     let Some(report) = report else { return };
+    // SAFETY: pstmt is a live PlannedStmt (caller's contract); the report string is copied into the
+    // current context.
     unsafe {
         let encoded = std::ffi::CString::new(report.encode()).expect("a report holds no NUL byte");
         let value = pg_sys::makeString(pg_sys::pstrdup(encoded.as_ptr()));
@@ -255,6 +266,7 @@ unsafe fn attach(pstmt: *mut pg_sys::PlannedStmt, report: Option<&Report>) {
 /// The report attached to a plan, if it was planned with vexec on.
 #[cfg(feature = "pg19")]
 pub unsafe fn find(pstmt: *mut pg_sys::PlannedStmt) -> Option<Report> {
+    // SAFETY: pstmt is a live PlannedStmt (caller's contract); its extension_state holds DefElems.
     unsafe {
         for def in crate::pgutil::list_ptrs::<pg_sys::DefElem>((*pstmt).extension_state) {
             if std::ffi::CStr::from_ptr((*def).defname) != EXTENSION_STATE_NAME {

@@ -12,6 +12,7 @@ use crate::pgutil::list_ptrs;
 
 /// The row nodes of `plan` (and below) that vexec could replace.
 unsafe fn row_nodes(pstmt: *mut pg_sys::PlannedStmt, plan: *mut pg_sys::Plan, out: &mut Vec<String>) {
+    // SAFETY: pstmt is a finished plan and plan one of its nodes (or null).
     unsafe {
         if plan.is_null() {
             return;
@@ -54,6 +55,7 @@ unsafe fn row_nodes(pstmt: *mut pg_sys::PlannedStmt, plan: *mut pg_sys::Plan, ou
 /// # Safety
 /// `pstmt` is a finished plan.
 pub unsafe fn check(pstmt: *mut pg_sys::PlannedStmt, report: Option<&Report>) {
+    // SAFETY: this function's contract: pstmt is a finished plan.
     unsafe {
         if (*pstmt).commandType == pg_sys::CmdType::CMD_UTILITY {
             return;

@@ -39,6 +39,8 @@ pub(super) unsafe fn set_rel_pathlist(
     rti: pg_sys::Index,
     rte: *mut pg_sys::RangeTblEntry,
 ) {
+    // SAFETY: called from set_rel_pathlist_hook (plan/hooks.rs) on the backend's main thread with
+    // the planner's live root, rel and rte.
     unsafe {
         let mode = settings::MODE.get();
         if matches!(mode, Mode::Auto | Mode::Force) && (*rte).rtekind == pg_sys::RTEKind::RTE_RELATION {
@@ -58,6 +60,8 @@ unsafe fn refusal(
     rte: *mut pg_sys::RangeTblEntry,
     mode: Mode,
 ) -> Option<String> {
+    // SAFETY: root, rel and rte are the live planner data of the relation (caller's contract); the
+    // relation is locked by the planner.
     unsafe {
         if !settings::ENABLE_SCAN.get() {
             return Some("vexec.enable_scan is off".into());
@@ -147,6 +151,7 @@ unsafe fn consider(
     rte: *mut pg_sys::RangeTblEntry,
     mode: Mode,
 ) {
+    // SAFETY: as refusal().
     unsafe {
         if (*rte).rtekind != pg_sys::RTEKind::RTE_RELATION
             || ((*rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
@@ -268,6 +273,8 @@ unsafe fn offer(
     mut alt: Alternative,
     partial: bool,
 ) {
+    // SAFETY: the planner's live data (caller's contract); add_path/add_partial_path take paths
+    // made in the planner's context.
     unsafe {
         match mode {
             Mode::Off => {}
@@ -309,6 +316,7 @@ unsafe fn offer(
 /// heap only where the visibility map says so and are left alone. The path
 /// list is re-sorted by total cost, as add_path keeps it.
 unsafe fn charge_index_fetches(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys::RelOptInfo, per_page: f64) {
+    // SAFETY: root and rel are live planner data (caller's contract).
     unsafe {
         if per_page <= 0.0 || (*rel).tuples <= 0.0 || (*rel).pages == 0 {
             return;
@@ -351,6 +359,7 @@ unsafe fn charge_index_fetches(root: *mut pg_sys::PlannerInfo, rel: *mut pg_sys:
 /// Force mode: PostgreSQL's sequential scans count as disabled, so the
 /// vector scan beats them whatever the costs.
 unsafe fn disable_seq_scans(paths: *mut pg_sys::List) {
+    // SAFETY: paths is a live path list of the relation being planned.
     unsafe {
         for p in list_ptrs::<pg_sys::Path>(paths) {
             if (*p).pathtype == pg_sys::NodeTag::T_SeqScan && (*p).param_info.is_null() {
@@ -372,6 +381,7 @@ fn alternative(
 }
 
 unsafe fn relation_name(rte: *mut pg_sys::RangeTblEntry) -> String {
+    // SAFETY: rte is a live RangeTblEntry; get_rel_name returns a palloc'd copy or NULL.
     unsafe {
         let n = pg_sys::get_rel_name((*rte).relid);
         if n.is_null() {
@@ -389,6 +399,7 @@ unsafe fn make_path(
     id: u32,
     workers: i32,
 ) -> *mut pg_sys::CustomPath {
+    // SAFETY: the CustomPath is palloc'd in the planner's context; rel is live planner data.
     unsafe {
         let cp = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
         let p = &mut (*cp).path;
@@ -419,6 +430,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
     clauses: *mut pg_sys::List,
     _custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
+    // SAFETY: called by create_plan with our CustomPath (custom_private written by make_path).
     unsafe {
         if let Some(id) = list_ptrs::<pg_sys::Integer>((*best_path).custom_private).next() {
             report::mark_chosen((*id).ival as u32);

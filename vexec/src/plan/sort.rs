@@ -39,6 +39,8 @@ pub(crate) unsafe fn create_upper_paths(
     output_rel: *mut pg_sys::RelOptInfo,
     _extra: *mut std::ffi::c_void,
 ) {
+    // SAFETY: called from create_upper_paths_hook (plan/hooks.rs) on the backend's main thread with
+    // the planner's live root and rels.
     unsafe {
         let mode = settings::MODE.get();
         if mode != Mode::Off && stage == pg_sys::UpperRelationKind::UPPERREL_ORDERED {
@@ -50,6 +52,7 @@ pub(crate) unsafe fn create_upper_paths(
 /// Whether a path of the ordered relation sorts (PostgreSQL's Sort,
 /// Incremental Sort, or Gather Merge over sorts).
 unsafe fn sorts(path: *mut pg_sys::Path) -> bool {
+    // SAFETY: path is a live Path; each subpath read is one of its children.
     unsafe {
         let mut p = path;
         loop {
@@ -69,6 +72,7 @@ unsafe fn sort_keys(
     root: *mut pg_sys::PlannerInfo,
     input: *mut pg_sys::Path,
 ) -> Result<Vec<(usize, pg_sys::Oid, pg_sys::Oid, bool)>, String> {
+    // SAFETY: root and input are live planner data (caller's contract).
     unsafe {
         let target = (*input).pathtarget;
         let exprs: Vec<*mut pg_sys::Node> = list_ptrs::<pg_sys::Node>((*target).exprs).collect();
@@ -92,6 +96,7 @@ unsafe fn sort_keys(
 
 /// The top-N bound known at plan time, if any.
 unsafe fn plan_bound(root: *mut pg_sys::PlannerInfo) -> Option<usize> {
+    // SAFETY: root is the live PlannerInfo (caller's contract).
     unsafe {
         let limit = (*root).limit_tuples;
         // Set-returning functions projected after the sort change how many
@@ -123,6 +128,8 @@ unsafe fn consider(
     output_rel: *mut pg_sys::RelOptInfo,
     mode: Mode,
 ) {
+    // SAFETY: the planner's live data at UPPERREL_ORDERED (caller's contract); paths are made in
+    // the planner's context.
     unsafe {
         let pathkeys = (*root).sort_pathkeys;
         if pathkeys.is_null() {
@@ -283,6 +290,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
     _clauses: *mut pg_sys::List,
     custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
+    // SAFETY: called by create_plan with our CustomPath and its child's plan.
     unsafe {
         if let Some(id) = list_ptrs::<pg_sys::Integer>((*best_path).custom_private).next() {
             report::mark_chosen((*id).ival as u32);

@@ -104,6 +104,8 @@ impl Source {
         batch: &mut InputBatch,
         capacity: usize,
     ) -> Source {
+        // SAFETY: this function's contract: scan is a live table scan whose relation is open; the
+        // batch buffers are sized for capacity rows.
         unsafe {
             let rel = (*scan).rs_rd;
             let is_heap = (*rel).rd_tableam == pg_sys::GetHeapamTableAmRoutine();
@@ -136,6 +138,7 @@ impl Source {
     pub fn deform_late(&mut self, rows: &[u16]) {
         if let Source::Heap { reader, has_late: true, .. } = self {
             let r = *reader;
+            // SAFETY: r is this source's reader, alive until end(); rows index the current batch.
             unsafe { shim::vx_heap_deform_late(r, rows.len() as i32, rows.as_ptr()) };
         }
     }
@@ -150,11 +153,15 @@ impl Source {
         let n = match self {
             Source::Heap { reader, .. } => {
                 let r = *reader;
+                // SAFETY: r is this source's reader, alive until end(), filling at most capacity
+                // rows of the batch new() bound it to.
                 unsafe { shim::vx_heap_next(r, capacity as i32) }
             }
             Source::Slots { scan, slot, cols } => {
                 let (scan, slot) = (*scan, *slot);
                 let tids = batch.tids_ptr();
+                // SAFETY: scan and slot are this source's own (new()), alive until end(); the
+                // batch's tid buffer has capacity entries.
                 unsafe {
                     shim::vx_slot_next(
                         scan,
@@ -173,6 +180,7 @@ impl Source {
 
     /// Restart from the beginning (rescan).
     pub fn rescan(&mut self) {
+        // SAFETY: the scan and reader are this source's own, alive until end().
         unsafe {
             match self {
                 Source::Heap { scan, reader, .. } => {
@@ -196,6 +204,7 @@ impl Source {
         match self {
             Source::Heap { reader, .. } => {
                 let (mut p, mut t) = (0u64, 0u64);
+                // SAFETY: reader is this source's own, alive until end().
                 unsafe { shim::vx_heap_stats(*reader, &mut p, &mut t) };
                 Some((p, t))
             }
@@ -206,6 +215,7 @@ impl Source {
     /// Heap pages pinned without a buffer mapping lookup, when known.
     pub fn direct_pins(&self) -> Option<u64> {
         match self {
+            // SAFETY: as above.
             Source::Heap { reader, .. } => Some(unsafe { shim::vx_heap_direct_pins(*reader) }),
             Source::Slots { .. } => None,
         }
@@ -213,6 +223,8 @@ impl Source {
 
     /// Release pins and end the scan.
     pub fn end(&mut self) {
+        // SAFETY: the scan and reader are this source's own; end() releases them once (the source
+        // is not used after).
         unsafe {
             match self {
                 Source::Heap { scan, reader, .. } => {

@@ -43,10 +43,10 @@ impl KeyArena {
             out.values.set_datum(r, base + start);
             out.validity.set(r, true);
         }
-        // SAFETY: each pointer is to a varlena this arena just built.
         debug_assert!(self
             .placed
             .iter()
+            // SAFETY: each pointer is to a varlena this arena just built.
             .all(|&(r, _)| unsafe { varlena::is_plain(out.values.datum(r) as *const u8) }));
         out
     }
@@ -155,9 +155,11 @@ mod tests {
         }
         let rows: Vec<RowIdx> = (0..6).collect();
         let mut b = SortKeyColumn::default();
+        // SAFETY: col points to the test's plain varlenas, which outlive the call.
         let keys = unsafe { b.build(&col, &rows, false, fold) };
         let mut t = GroupTable::new(&kinds);
         let mut out = vec![];
+        // SAFETY: the columns hold integers or plain varlenas that outlive the call.
         unsafe { t.assign(&[&ints, &keys, &col], &rows, &mut out) };
         assert_eq!(out, vec![0, 0, 1, 2, 0, 3]);
         // The group outputs its first value, not the sort key.
@@ -166,15 +168,19 @@ mod tests {
         assert_eq!(t.bytes_key(2, 3), None);
         // Equal sort keys hash alike whatever the values.
         let mut h = vec![];
+        // SAFETY: as for assign.
         unsafe { t.hash_rows(&[&ints, &keys, &col], &[0, 1, 2], &mut h) };
         assert!(h[0] == h[1] && h[0] != h[2]);
         // Only the selected rows are built; the others read as NULL.
+        // SAFETY: as above.
         let keys = unsafe { b.build(&col, &[4], false, fold) };
         assert!(keys.is_valid(4) && !keys.is_valid(0));
         let long = varlena::make_4b(&[b'x'; 300]);
         let mut c = Column::new(PhysType::Datum, 1);
         c.values.set_datum(0, long.as_ptr() as usize);
+        // SAFETY: c points to long, a plain varlena alive here.
         let keys = unsafe { b.build(&c, &[0], false, fold) };
+        // SAFETY: keys was just built: its valid values are plain varlenas in b's arena.
         assert_eq!(unsafe { varlena::bytes(keys.values.datum(0) as *const u8) }.len(), 620);
         // bpchar: trailing blanks do not count ('ab ' = 'AB').
         let padded = [varlena::make_1b(b"ab "), varlena::make_1b(b"AB"), varlena::make_1b(b"a b")];
@@ -182,7 +188,9 @@ mod tests {
         for (i, s) in padded.iter().enumerate() {
             c.values.set_datum(i, s.as_ptr() as usize);
         }
+        // SAFETY: c points to padded's plain varlenas.
         let keys = unsafe { b.build(&c, &[0, 1, 2], true, fold) };
+        // SAFETY: as above: built keys in b's arena.
         let key = |i: usize| unsafe { varlena::bytes(keys.values.datum(i) as *const u8) }.to_vec();
         assert!(key(0) == key(1) && key(0) != key(2));
     }

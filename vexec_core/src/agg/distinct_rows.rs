@@ -69,6 +69,8 @@ impl DistinctRows {
         }
         let cols: Vec<&Column> = std::iter::once(&self.group_col).chain(args.iter().copied()).collect();
         let mut out = Vec::with_capacity(rows.len());
+        // SAFETY: this function's contract: the argument columns' by-reference values among rows
+        // are plain varlenas.
         unsafe { self.table.assign(&cols, rows, &mut out) };
     }
 
@@ -155,6 +157,7 @@ mod tests {
         let mut d = DistinctRows::new(&[KeyKind::Int, KeyKind::Bytes]);
         // Rows 0 and 2 are equal ((2, 'b') in group 0: short and long
         // headers alike); row 5 is (2, 'a') in group 1.
+        // SAFETY: strs points to the test's plain varlenas, which outlive the call.
         unsafe { d.insert(&[0, 0, 0, 0, 0, 1], &[0, 1, 2, 3, 4, 5], &[&ints, &strs]) };
         assert_eq!(d.len(), 4);
         let order = d.sorted(&[None, None]);
@@ -172,6 +175,7 @@ mod tests {
         // A host order for the bytes (reversed here) decides ties of the first argument.
         let reversed = |a: &[u8], b: &[u8]| b.cmp(a);
         let mut e = DistinctRows::new(&[KeyKind::Bytes]);
+        // SAFETY: as above.
         unsafe { e.insert(&[0, 0, 0], &[0, 1, 2], &[&strs]) };
         let order = e.sorted(&[Some(&reversed)]);
         let firsts: Vec<ArgValue<'_>> = order.iter().map(|&i| e.arg(i, 0)).collect();
@@ -204,6 +208,7 @@ mod tests {
             }
         }
         let mut d = DistinctRows::new(&[KeyKind::Numeric]);
+        // SAFETY: col points to the test's numeric varlenas, which outlive the call.
         unsafe { d.insert(&[0; 6], &[0, 1, 2, 3, 4, 5], &[&col]) };
         assert_eq!(d.len(), 5, "12.50 once");
         let by_value = |a: &[u8], b: &[u8]| compare(a, b).unwrap();

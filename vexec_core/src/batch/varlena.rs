@@ -11,6 +11,7 @@
 /// `ptr` points to a varlena value.
 #[inline]
 pub unsafe fn is_plain(ptr: *const u8) -> bool {
+    // SAFETY: this function's contract: ptr points to a varlena's first header byte.
     let h = unsafe { *ptr };
     if h & 0x01 == 0x01 {
         h != 0x01 // 1-byte header; exactly 0x01 is an external TOAST pointer
@@ -25,6 +26,8 @@ pub unsafe fn is_plain(ptr: *const u8) -> bool {
 /// `ptr` points to a plain varlena that outlives the returned slice.
 #[inline]
 pub unsafe fn bytes<'a>(ptr: *const u8) -> &'a [u8] {
+    // SAFETY: this function's contract: ptr points to a plain varlena, whose header gives the
+    // length that follows it.
     unsafe {
         let h = *ptr;
         if h & 0x01 == 0x01 {
@@ -63,6 +66,7 @@ mod tests {
     fn reads_both_header_forms() {
         let a = make_4b(b"hello world");
         let b = make_1b(b"short");
+        // SAFETY: a and b are plain varlenas made by make_4b/make_1b, alive here.
         unsafe {
             assert!(is_plain(a.as_ptr()) && is_plain(b.as_ptr()));
             assert_eq!(bytes(a.as_ptr()), b"hello world");
@@ -77,6 +81,7 @@ mod tests {
         let external = [0x01u8, 18, 0, 0];
         let mut compressed = make_4b(b"xxxx");
         compressed[0] |= 0x02;
+        // SAFETY: the header bytes read are those of live test vectors.
         unsafe {
             assert!(!is_plain(external.as_ptr()));
             assert!(!is_plain(compressed.as_ptr()));

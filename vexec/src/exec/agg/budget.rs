@@ -38,6 +38,8 @@ impl AggState {
         match room_for_batch(now, r, g.budget, |t| g.table.bytes_at(t, incoming)) {
             Room::Enough => {}
             Room::Reserve(groups) => g.table.reserve_groups(groups, incoming),
+            // SAFETY: the node is running (caller's contract): its query context is live for the
+            // spill files.
             Room::Freeze => unsafe { self.freeze() },
         }
     }
@@ -46,8 +48,11 @@ impl AggState {
     pub(super) unsafe fn freeze(&mut self) {
         let Some(g) = &mut self.grouping else { return };
         g.frozen = true;
+        // SAFETY: query_cxt is the node's live query-lifetime context; the switch is undone below.
         let old = unsafe { pg_sys::MemoryContextSwitchTo(self.query_cxt) };
+        // SAFETY: in the query context (switched to above), on the backend's main thread.
         g.spill = (0..SPILL_FANOUT).map(|_| unsafe { SpillFile::create() }).collect();
+        // SAFETY: restores the context saved above.
         unsafe { pg_sys::MemoryContextSwitchTo(old) };
         self.stats.spill_files += SPILL_FANOUT as u64;
     }
@@ -60,6 +65,7 @@ impl AggState {
         self.stats.peak_memory = self.stats.peak_memory.max(used);
         let Some(g) = &self.grouping else { return };
         if must_freeze(used, g.budget, g.frozen, g.level) {
+            // SAFETY: as in make_room.
             unsafe { self.freeze() };
         }
     }
@@ -69,6 +75,8 @@ impl AggState {
         self.stage = Stage::Returning;
         // DISTINCT aggregates through fmgr take their rows now, sorted.
         for f in self.fmgr.iter_mut().flatten() {
+            // SAFETY: the fmgr aggregate's collected rows are still live (its context is reset only
+            // after this).
             unsafe { f.finish_distinct() };
         }
         let Some(g) = &mut self.grouping else { return };
@@ -76,8 +84,10 @@ impl AggState {
         for mut f in std::mem::take(&mut g.spill) {
             self.stats.spilled_bytes += f.bytes;
             if f.rows == 0 {
+                // SAFETY: f is one of this state's files, closed once (it is dropped here).
                 unsafe { f.close() };
             } else {
+                // SAFETY: f is one of this state's open files.
                 unsafe { f.rewind() };
                 g.pending.push((f, level));
             }
@@ -87,6 +97,7 @@ impl AggState {
     /// Start on the next spilled partition: a fresh table and accumulators,
     /// fed from the file. False when none is left.
     pub(super) unsafe fn next_partition(&mut self) -> bool {
+        // SAFETY: the pending files are this state's own; the batch context is live.
         unsafe {
             let Some(g) = &mut self.grouping else { return false };
             let Some((mut file, level)) = g.pending.pop() else { return false };
@@ -112,9 +123,12 @@ impl AggState {
     pub(super) unsafe fn close_files(&mut self) {
         if let Some(g) = &mut self.grouping {
             for f in std::mem::take(&mut g.spill) {
+                // SAFETY: the files are this state's own and each is closed once (taken out of the
+                // state).
                 unsafe { f.close() };
             }
             for (f, _) in std::mem::take(&mut g.pending) {
+                // SAFETY: as above.
                 unsafe { f.close() };
             }
         }

@@ -8,6 +8,8 @@ impl AggState {
     /// Feed every batch of the child to the accumulators (a Finalize
     /// reads its rows, the group keys and partial states, a batch at a time).
     pub(super) unsafe fn consume(&mut self) {
+        // SAFETY: the node has begun (caller's contract): its child input and expression context
+        // are live; interrupts are checked per batch.
         unsafe {
             let per_batch = (*self.econtext).ecxt_per_tuple_memory;
             let mut groups: Vec<u32> = Vec::new();
@@ -27,6 +29,7 @@ impl AggState {
     /// Kernels, keys and files read the bytes of some columns: detoast
     /// them in this node's per-batch memory.
     pub(super) unsafe fn detoast(&self, columns: &mut [Column], rows: &[RowIdx]) {
+        // SAFETY: econtext is the node's live expression context.
         let per_batch = unsafe { (*self.econtext).ecxt_per_tuple_memory };
         for (c, col) in columns.iter_mut().enumerate() {
             // (Fixed-length by-reference values, uuid or interval, are never toasted.)
@@ -36,8 +39,13 @@ impl AggState {
             let Values::Datum(v) = &mut col.values else { continue };
             let values = v.as_mut_ptr();
             let validity = col.validity.as_bytes().as_ptr();
+            // SAFETY: per_batch is the node's live per-batch context; the switch is undone below.
             let old = unsafe { pg_sys::MemoryContextSwitchTo(per_batch) };
+            // SAFETY: values and validity point into this column for its length; rows are indexes
+            // below it; the column holds varlenas. The shim's detoast can ERROR, through its
+            // guarded declaration.
             unsafe { shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()) };
+            // SAFETY: restores the context saved above.
             unsafe { pg_sys::MemoryContextSwitchTo(old) };
         }
     }
@@ -61,6 +69,8 @@ impl AggState {
     /// Aggregate rows `rows` of `columns` (a child batch or a batch read
     /// back from a file).
     pub(super) unsafe fn feed(&mut self, columns: &[Column], rows: &[RowIdx], groups: &mut Vec<u32>) {
+        // SAFETY: columns hold the batch's values for rows, their key varlenas plain (caller's
+        // contract).
         unsafe {
             // Host-keyed keys as their sort keys or encodings, and their
             // values at the end.

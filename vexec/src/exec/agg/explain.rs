@@ -8,6 +8,7 @@ pub(super) unsafe fn explain(
     ancestors: *mut pg_sys::List,
     es: *mut pg_sys::ExplainState,
 ) {
+    // SAFETY: VecNode::explain's contract: node is this VecAgg's node, es the running EXPLAIN.
     unsafe {
         let st = state(node);
         let prop = |label: &std::ffi::CStr, value: String| crate::pgutil::explain_text(es, label, &value);

@@ -107,6 +107,9 @@ unsafe fn call_info(
     collation: pg_sys::Oid,
     cxt: pg_sys::MemoryContext,
 ) -> *mut pg_sys::FunctionCallInfoBaseData {
+    // SAFETY: fnoid names a function (the catalog gave it) and cxt is a live memory context;
+    // fmgr_info_cxt may ERROR, which is fine on the backend's main thread inside the executor's
+    // guarded callbacks.
     unsafe {
         let flinfo = pg_sys::MemoryContextAllocZero(cxt, std::mem::size_of::<pg_sys::FmgrInfo>())
             as *mut pg_sys::FmgrInfo;
@@ -143,6 +146,9 @@ impl StandIn {
         states: pg_sys::MemoryContext,
         query_cxt: pg_sys::MemoryContext,
     ) -> StandIn {
+        // SAFETY: aggref is the plan's Aggref and both contexts are live for the query; the
+        // stand-in AggState is zeroed memory in query_cxt that only the fields nodeAgg.c's support
+        // functions read are set on.
         unsafe {
             let zeroed = |size: usize| pg_sys::MemoryContextAllocZero(query_cxt, size);
             let expr_context = |per_tuple: pg_sys::MemoryContext| {
@@ -183,6 +189,7 @@ impl StandIn {
     /// Run the registered callbacks and drop the states (ReScanExprContext,
     /// as nodeAgg.c does to its aggregate contexts).
     unsafe fn reset_states(&self) {
+        // SAFETY: aggcontext was made by StandIn::new and lives as long as self.
         unsafe { pg_sys::ReScanExprContext(self.aggcontext) };
     }
 }
@@ -190,6 +197,8 @@ impl StandIn {
 /// Whether `d` (of a type of length `len`) is a read-write expanded object.
 unsafe fn is_rw_expanded(d: usize, len: i16) -> bool {
     // VARATT_IS_EXTERNAL_EXPANDED_RW: a 1-byte external header, tag 3.
+    // SAFETY: d is a non-null Datum of a varlena type (len == -1), so its first two header bytes
+    // are readable.
     len == -1 && d != 0 && unsafe { *(d as *const u8) == 0x01 && *(d as *const u8).add(1) == 3 }
 }
 
@@ -205,6 +214,8 @@ unsafe fn adopt_state(
     len: i16,
     cxt: pg_sys::MemoryContext,
 ) -> usize {
+    // SAFETY: new and old are states of this aggregate's type (caller's contract), cxt is the
+    // states' live context.
     unsafe {
         let value = if new_null {
             0
@@ -232,6 +243,7 @@ unsafe fn adopt_state(
 /// A state as a final function or the output sees it: read-only when it is
 /// a read-write expanded object.
 unsafe fn read_only(d: usize, len: i16) -> usize {
+    // SAFETY: d is a state of a type of length len (caller's contract).
     unsafe {
         if is_rw_expanded(d, len) {
             pg_sys::MakeExpandedObjectReadOnlyInternal(pg_sys::Datum::from(d)).value()
@@ -244,6 +256,8 @@ unsafe fn read_only(d: usize, len: i16) -> usize {
 /// Call the function of `fcinfo` (its arguments set): the result and whether it is NULL.
 #[inline]
 unsafe fn invoke(fcinfo: *mut pg_sys::FunctionCallInfoBaseData) -> (usize, bool) {
+    // SAFETY: fcinfo was built by call_info with its function resolved and its arguments set by the
+    // caller; an ERROR in the function unwinds through the caller's guard.
     unsafe {
         (*fcinfo).isnull = false;
         let f = (*(*fcinfo).flinfo).fn_addr.expect("a resolved function");
@@ -265,6 +279,8 @@ impl FmgrAgg {
         query_cxt: pg_sys::MemoryContext,
         split: AggSplit,
     ) -> FmgrAgg {
+        // SAFETY: aggref is an Aggref the planner accepted for fmgr (this function's contract); the
+        // catalog calls and fmgr_info run on the backend's main thread.
         unsafe {
             let a = &*aggref;
             let funcs = crate::catalog::aggregate_functions(a.aggfnoid).expect("a pg_aggregate entry");
@@ -430,6 +446,8 @@ impl FmgrAgg {
         if self.trans_byval {
             return d;
         }
+        // SAFETY: self.cxt is the states' live context; d is a by-reference value of the transition
+        // type (trans_len), as datumCopy requires.
         unsafe {
             let old = pg_sys::MemoryContextSwitchTo(self.cxt);
             let c = pg_sys::datumCopy(pg_sys::Datum::from(d), false, self.trans_len as i32);
@@ -447,6 +465,8 @@ impl FmgrAgg {
     /// argument rows to the transition, in PostgreSQL's order.
     pub unsafe fn finish_distinct(&mut self) {
         let Some(d) = self.distinct.take() else { return };
+        // SAFETY: the collected rows' Datums were copied into d's context, which lives until the
+        // rows are fed; the functions and collations came from the catalog.
         unsafe {
             let orders: Vec<Box<dyn Fn(&[u8], &[u8]) -> std::cmp::Ordering>> = d
                 .args
@@ -527,7 +547,10 @@ impl FmgrAgg {
             d.rows.clear();
         }
         match &self.stand_in {
+            // SAFETY: the stand-in lives as long as self.
             Some(s) => unsafe { s.reset_states() },
+            // SAFETY: self.cxt is this aggregate's live states context; the states pointing into it
+            // are cleared just below.
             None => unsafe { pg_sys::MemoryContextReset(self.cxt) },
         }
         self.states.clear();
@@ -541,6 +564,7 @@ impl FmgrAgg {
 
     pub fn bytes_used(&self) -> usize {
         let distinct = self.distinct.as_ref().map_or(0, |d| d.rows.bytes_used());
+        // SAFETY: self.cxt is a live memory context owned by this aggregate.
         unsafe { pg_sys::MemoryContextMemAllocated(self.cxt, true) + self.states.capacity() * 24 + distinct }
     }
 
@@ -551,6 +575,8 @@ impl FmgrAgg {
     /// # Safety
     /// The columns hold the aggregate's argument values for those rows.
     pub unsafe fn update(&mut self, groups: &[u32], rows: &[RowIdx], args: &[&Column]) {
+        // SAFETY: the caller's contract: the columns hold the aggregate's arguments for those rows;
+        // the contexts are this aggregate's own.
         unsafe {
             if let Some(s) = &self.stand_in {
                 pg_sys::MemoryContextReset(s.temp);
@@ -578,6 +604,8 @@ impl FmgrAgg {
     /// reads them: a strict deserialization function is not called for a
     /// NULL, and that row is not combined at all.
     unsafe fn read_partial_states(&self, rows: &[RowIdx], col: &Column) -> (Column, Option<Vec<usize>>) {
+        // SAFETY: col is a Partial VecAgg's bytea column (caller's contract); the deserialization
+        // function and its fcinfo were prepared in new().
         unsafe {
             let mut out = Column::new(vexec_core::batch::PhysType::Datum, col.len());
             let mut kept = Vec::new();
@@ -628,6 +656,8 @@ impl FmgrAgg {
         let nstates = self.states.len();
         // Only raw pointers and plain values from here: an ERROR may leave.
         let cols: *const &Column = args.as_ptr();
+        // SAFETY: inside guarded(): only raw pointers and plain values are live across the calls
+        // that can ERROR; fcinfo and the state array belong to self and outlive the closure.
         guarded(|| unsafe {
             let fargs = (*fcinfo).args.as_mut_slice(nargs + 1).as_mut_ptr();
             for (&g, &r) in groups.iter().zip(rows) {
@@ -681,8 +711,10 @@ impl FmgrAgg {
     /// stand-in's curperagg set, as nodeAgg.c sets it around those calls.
     fn as_final<T>(&self, f: impl FnOnce() -> T) -> T {
         let Some(s) = &self.stand_in else { return f() };
+        // SAFETY: s.agg is the stand-in AggState made in StandIn::new, alive as long as self.
         unsafe { (*s.agg).curperagg = s.peragg };
         let out = f();
+        // SAFETY: as above.
         unsafe { (*s.agg).curperagg = ptr::null_mut() };
         out
     }
@@ -697,22 +729,28 @@ impl FmgrAgg {
                 return None;
             }
             return Some(match (self.serial_fn, self.form) {
+                // SAFETY: fc is the serialization function's fcinfo prepared in new(); st.value is
+                // a live state of this aggregate.
                 (Some(fc), _) => unsafe {
                     let fargs = (*fc).args.as_mut_slice(1);
                     fargs[0] = pg_sys::NullableDatum { value: pg_sys::Datum::from(st.value), isnull: false };
                     self.as_final(|| guarded(|| invoke(fc)).0)
                 },
+                // SAFETY: st.value is a non-NULL state of the form this aggregate serializes.
                 (None, Some(form)) => unsafe { encode_state(st.value, form) },
                 (None, None) => unreachable!("an internal state has a serialization function"),
             });
         }
         let len = self.trans_len;
         let Some((fcinfo, strict)) = self.final_fn else {
+            // SAFETY: st.value is a non-NULL state of length len.
             return (!st.isnull).then(|| unsafe { read_only(st.value, len) });
         };
         if strict && st.isnull {
             return None;
         }
+        // SAFETY: fcinfo is the final function's, prepared in new() with room for its n arguments;
+        // st is a live state.
         unsafe {
             let n = (*fcinfo).nargs as usize;
             let fargs = (*fcinfo).args.as_mut_slice(n);
@@ -731,6 +769,7 @@ impl FmgrAgg {
 /// vexec_core::agg::state_bytes), in the current memory context; a TOASTed
 /// varlena is fetched and decompressed first.
 unsafe fn encode_state(value: usize, form: StateForm) -> usize {
+    // SAFETY: value is a non-NULL state of form `form` (caller's contract).
     unsafe {
         let bytes: &[u8] = match form {
             StateForm::ByValue => &value.to_ne_bytes(),
@@ -753,6 +792,8 @@ unsafe fn encode_state(value: usize, form: StateForm) -> usize {
 /// context (aligned: the bytea's bytes need not be), or an ERROR when the
 /// bytes are not a state of form `form`.
 unsafe fn decode_state(bytea: usize, form: StateForm) -> usize {
+    // SAFETY: bytea is a non-NULL bytea Datum from a Partial VecAgg's output (caller's contract); a
+    // mismatch ERRORs below rather than being read.
     unsafe {
         let plain = pg_sys::pg_detoast_datum_packed(bytea as *mut pg_sys::varlena) as *const u8;
         let payload = vexec_core::batch::varlena::bytes(plain);
@@ -815,6 +856,8 @@ mod tests {
     #[no_mangle]
     #[pg_guard]
     pub unsafe extern "C-unwind" fn vx_test_agg_trans(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+        // SAFETY: called by PostgreSQL's fmgr (through pg_guard) with a valid fcinfo of this test
+        // aggregate.
         unsafe {
             let mut aggcxt: pg_sys::MemoryContext = std::ptr::null_mut();
             if pg_sys::AggCheckCallContext(fcinfo, &mut aggcxt) == 0 {
@@ -851,6 +894,7 @@ mod tests {
     #[no_mangle]
     #[pg_guard]
     pub unsafe extern "C-unwind" fn vx_test_agg_final(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+        // SAFETY: as in vx_test_agg_trans.
         unsafe {
             let arg = (*fcinfo).args.as_slice(1)[0];
             if arg.isnull {

@@ -215,6 +215,8 @@ impl VecNode for AggState {
         estate: *mut pg_sys::EState,
         eflags: i32,
     ) -> Box<Self> {
+        // SAFETY: VecNode::begin's contract: node is a VecAgg's CustomScanState being begun; its
+        // plan is our CustomScan with one child plan and the private data plan/agg wrote.
         unsafe {
             let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
             let child_plan =
@@ -367,6 +369,7 @@ impl VecNode for AggState {
     }
 
     unsafe fn exec(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        // SAFETY: VecNode::exec's contract: node is this state's node.
         unsafe {
             let st = self;
             let result = (*node).ss.ps.ps_ResultTupleSlot;
@@ -413,6 +416,8 @@ impl VecNode for AggState {
     }
 
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        // SAFETY: VecNode::end's contract; files and fmgr states are this state's own, released
+        // once.
         unsafe {
             self.close_files();
             self.fmgr.iter_mut().flatten().for_each(FmgrAgg::shut_down);
@@ -421,6 +426,7 @@ impl VecNode for AggState {
     }
 
     unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
+        // SAFETY: VecNode::rescan's contract: node is this state's node.
         unsafe {
             let st = self;
             // The child is driven through its batch interface, not ExecProcNode,
@@ -455,6 +461,7 @@ impl VecNode for AggState {
         ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
+        // SAFETY: VecNode::explain's contract.
         unsafe { explain::explain(node, ancestors, es) }
     }
 }
@@ -462,6 +469,7 @@ impl VecNode for AggState {
 impl BatchSource for AggState {
     /// A Partial VecAgg's output is partial states: it gives rows only.
     unsafe fn gives_batches(&self, node: *mut pg_sys::CustomScanState) -> bool {
+        // SAFETY: node is this VecAgg's node (BatchSource's contract), its plan a VecAgg plan.
         unsafe { batch_columns((*node).ss.ps.plan as *const pg_sys::CustomScan).is_some() }
     }
 
@@ -471,11 +479,14 @@ impl BatchSource for AggState {
     /// partition restarts the aggregates whose results it points into.
     unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
         // (The inherent method.)
+        // SAFETY: BatchSource's contract: node is this VecAgg's node and has begun.
         unsafe { AggState::next_batch(self, node) }
     }
 }
 
 unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut AggState {
+    // SAFETY: node::state checks the node's tag and methods before the cast; the caller passes a
+    // node that lives for 'a.
     unsafe { node::state::<AggState>(node) }
 }
 
@@ -549,6 +560,7 @@ unsafe fn request_scaled_args(src: &ChildInput, nkeys: usize, items: &mut [AggIt
             it.filter != Some(c)
                 && (!it.args.contains(&c) || takes(it.transition) || it.transition == Transition::CountValues)
         });
+        // SAFETY: src is this node's child input, begun (caller's contract).
         if let Some(scale) = all_take.then(|| unsafe { src.request_scaled(c) }).flatten() {
             scaled.push((c, scale));
         }

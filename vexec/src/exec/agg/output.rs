@@ -12,6 +12,8 @@ pub(super) unsafe fn numeric_column(
     rows: &[RowIdx],
     econtext: *mut pg_sys::ExprContext,
 ) -> Column {
+    // SAFETY: econtext is the node's live expression context (caller's contract), whose
+    // per-tuple memory takes the numeric Datums made from c's scaled integers.
     unsafe {
         let mut out = Column::new(PhysType::Datum, c.len());
         out.validity = c.validity.clone();
@@ -36,6 +38,9 @@ pub(super) unsafe fn numeric_column(
 /// raised again at the node's boundary).
 pub(super) fn collation_order(collid: pg_sys::Oid) -> TextOrder {
     TextOrder(Box::new(move |a: &[u8], b: &[u8]| {
+        // SAFETY: a and b are byte slices of their lengths; collid is the aggregate's valid
+        // collation; called on the backend's main thread while the node runs (varstr_cmp may ERROR
+        // there).
         let r = unsafe {
             pg_sys::varstr_cmp(a.as_ptr().cast(), a.len() as i32, b.as_ptr().cast(), b.len() as i32, collid)
         };
@@ -72,6 +77,7 @@ pub(super) fn validity_only(c: &Column) -> Column {
 
 /// A varlena copy of `payload` in the current memory context.
 pub(super) unsafe fn palloc_varlena(payload: &[u8]) -> usize {
+    // SAFETY: palloc in the current memory context; the copy is bytes.len() bytes.
     unsafe {
         let bytes = vexec_core::batch::varlena::make_4b(payload);
         let p = pg_sys::palloc(bytes.len()) as *mut u8;
@@ -81,11 +87,14 @@ pub(super) unsafe fn palloc_varlena(payload: &[u8]) -> usize {
 }
 
 pub(super) unsafe fn numeric_datum(value: i128) -> usize {
+    // SAFETY: as palloc_varlena.
     unsafe { palloc_varlena(&vexec_core::numeric::encode_payload(value, 0)) }
 }
 
 /// The Datum of an aggregate's result (None for NULL), in the current memory context.
 pub(super) unsafe fn result_datum(r: AggResult<'_>, result_type: pg_sys::Oid) -> Option<usize> {
+    // SAFETY: r's bytes (if any) are a value of result_type's representation, copied into the
+    // current context.
     unsafe {
         Some(match r {
             AggResult::Null => return None,
@@ -137,6 +146,8 @@ pub(super) unsafe fn result_datum(r: AggResult<'_>, result_type: pg_sys::Oid) ->
 
 /// The Datum of group `g`'s key `k` (None for NULL), in the current memory context.
 pub(super) unsafe fn key_datum(g: &Grouping, k: usize, group: usize) -> Option<usize> {
+    // SAFETY: group is a group of g's table; the key columns' by-reference values live in the
+    // table's arenas.
     unsafe {
         let t = g.key_output[k];
         match g.kinds[k] {
@@ -179,6 +190,7 @@ impl AggState {
                 }
                 Some(_) if !next_partition => return None,
                 Some(_) => {
+                    // SAFETY: the node is running (caller's contract).
                     if !unsafe { self.next_partition() } {
                         self.stage = Stage::Done;
                         return None;
@@ -192,6 +204,7 @@ impl AggState {
     /// for a Partial), as Datums in the current memory context, each passed
     /// to `put` with its scan tuple column.
     pub(super) unsafe fn group_values(&self, group: usize, mut put: impl FnMut(usize, Option<usize>)) {
+        // SAFETY: group is a group of this state's tables (caller's contract).
         unsafe {
             let mut col = 0;
             if let Some(g) = &self.grouping {
@@ -235,6 +248,7 @@ pub enum BatchShape {
 /// # Safety
 /// `plan` is a VecAgg plan.
 pub unsafe fn batch_columns(plan: *const pg_sys::CustomScan) -> Option<BatchShape> {
+    // SAFETY: this function's contract: plan is a VecAgg plan.
     unsafe {
         if (*plan).methods == scan_methods(AggSplit::Partial) {
             return None;
@@ -258,6 +272,7 @@ impl AggState {
     /// Up to a batch of output rows of node `node` (this state's): groups
     /// that pass HAVING, their output columns.
     pub(super) unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+        // SAFETY: this function's contract: node is this state's node, which has begun.
         unsafe {
             if self.stage == Stage::Done {
                 return None;

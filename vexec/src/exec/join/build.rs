@@ -15,6 +15,9 @@ pub(super) unsafe fn detoast(s: &Side, columns: &mut [Column], rows: &[RowIdx]) 
         let Values::Datum(v) = &mut col.values else { continue };
         let values = v.as_mut_ptr();
         let validity = col.validity.as_bytes().as_ptr();
+        // SAFETY: values and validity point into this column for its length; rows are indexes below
+        // it; by_ref says the column holds varlenas. The shim's detoast can ERROR, through its
+        // guarded declaration.
         unsafe { shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()) };
     }
 }
@@ -68,6 +71,8 @@ impl JoinState {
     /// Add a batch of inner rows (plain values, held by `held`) to the table,
     /// appended to the last held batch when `merge` (see [`Self::fits_last`]).
     pub(super) unsafe fn insert(&mut self, held: Held, len: usize, merge: bool) {
+        // SAFETY: this function's contract: the batch's values are plain and held by `held`, which
+        // the table keeps alive with them.
         unsafe {
             let (b, base) = if merge {
                 let b = self.table.batches.len() - 1;
@@ -104,6 +109,7 @@ impl JoinState {
     }
 
     pub(super) unsafe fn memory(&self) -> usize {
+        // SAFETY: data_cxt is this state's live memory context.
         unsafe { self.table.memory() + pg_sys::MemoryContextMemAllocated(self.data_cxt, true) }
     }
 
@@ -120,13 +126,16 @@ impl JoinState {
         incoming: usize,
         merge: bool,
     ) -> bool {
+        // SAFETY: as memory().
         let used = unsafe { self.memory() };
         let marks = self.jointype.keeps_inner();
         let key_bytes = if self.table.groups.stores_bytes() {
             let rows = vexec_core::batch::full_selection(len);
             let keyed = keyed_rows(columns, &self.inner.keys, &rows);
+            // SAFETY: the inner batch's key varlenas are plain (the caller detoasted them).
             let keys = unsafe { self.inner.key_columns(columns, &keyed) };
             let cols: Vec<&Column> = keys.iter().map(|c| c.as_ref()).collect();
+            // SAFETY: the key columns just made hold plain values for the keyed rows.
             unsafe { self.table.groups.key_bytes(&cols, &keyed) }
         } else {
             Vec::new()
@@ -166,6 +175,8 @@ impl JoinState {
     /// Read the inner child into the table, or into partition files once
     /// it outgrows hash_mem.
     pub(super) unsafe fn build(&mut self) {
+        // SAFETY: the join has begun (caller's contract); the inner child and the shared state,
+        // when set, are this node's.
         unsafe {
             if !self.shared.is_null() {
                 return self.build_shared();
@@ -223,6 +234,8 @@ impl JoinState {
     /// all the files into this process's table (partitioned past hash_mem
     /// as the inner child would be).
     pub(super) unsafe fn build_shared(&mut self) {
+        // SAFETY: self.shared points into this node's DSM segment
+        // (initialize_dsm/initialize_worker), alive while the node runs.
         unsafe {
             let shared = self.shared;
             let per_batch = self.batch_cxt;
@@ -285,6 +298,8 @@ impl JoinState {
         files: &mut Option<Vec<SpillFile>>,
         level: u32,
     ) {
+        // SAFETY: b's values live in its own arena, moved into the table with it or written out
+        // here.
         unsafe {
             let len = b.len;
             if let Some(f) = files.as_mut() {
@@ -314,6 +329,7 @@ impl JoinState {
     /// After the inner side is read: probe the table, or, if it went to
     /// partition files, partition the outer side too and join the pairs.
     pub(super) unsafe fn finish_build(&mut self, files: Option<Vec<SpillFile>>) {
+        // SAFETY: the join has begun and its batch context is live (caller's contract).
         unsafe {
             let per_batch = self.batch_cxt;
             match files {
@@ -353,6 +369,8 @@ impl JoinState {
     }
 
     pub(super) unsafe fn new_file(&self) -> SpillFile {
+        // SAFETY: query_cxt is the node's query-lifetime context; the BufFile lives there until
+        // closed.
         unsafe {
             let old = pg_sys::MemoryContextSwitchTo(self.query_cxt);
             let f = SpillFile::create();
@@ -371,6 +389,8 @@ impl JoinState {
         rows: &[RowIdx],
         level: u32,
     ) {
+        // SAFETY: columns hold the side's batch with plain key varlenas for rows (caller's
+        // contract); the files are this state's.
         unsafe {
             let s = if inner { &mut self.inner } else { &mut self.outer };
             let keys = s.key_columns(columns, rows);
@@ -396,6 +416,7 @@ impl JoinState {
     /// Move the table's rows to new partition files at `level`; the table
     /// starts over empty.
     pub(super) unsafe fn spill_table(&mut self, level: u32) -> Vec<SpillFile> {
+        // SAFETY: the table's held batches are alive until written out here.
         unsafe {
             let mut files: Vec<SpillFile> = (0..FANOUT).map(|_| self.new_file()).collect();
             let table = std::mem::replace(&mut self.table, Table::new(&self.kinds));
@@ -416,6 +437,7 @@ impl JoinState {
         outer: Vec<SpillFile>,
         level: u32,
     ) {
+        // SAFETY: the files are this state's own, read back or closed once.
         unsafe {
             for (i, o) in inner.into_iter().zip(outer) {
                 let useful = if i.rows == 0 {
@@ -437,6 +459,8 @@ impl JoinState {
     /// Load the next queued partition's inner rows (partitioning again if
     /// they outgrow hash_mem). False when none is left.
     pub(super) unsafe fn next_partition(&mut self) -> bool {
+        // SAFETY: the queued files are this state's own; interrupts are checked as partitions are
+        // read.
         unsafe {
             loop {
                 let Some(Partition { mut inner, mut outer, level }) = self.pending.pop() else {

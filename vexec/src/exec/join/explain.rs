@@ -8,6 +8,7 @@ pub(super) unsafe fn explain(
     ancestors: *mut pg_sys::List,
     es: *mut pg_sys::ExplainState,
 ) {
+    // SAFETY: VecNode::explain's contract: node is this VecHashJoin's node, es the running EXPLAIN.
     unsafe {
         let st = state(node);
         let plan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;

@@ -292,6 +292,9 @@ impl VecNode for JoinState {
         estate: *mut pg_sys::EState,
         eflags: i32,
     ) -> Box<Self> {
+        // SAFETY: VecNode::begin's contract: node is a VecHashJoin's CustomScanState being begun;
+        // its plan is our CustomScan with an outer and an inner plan and the private data
+        // plan/join.rs wrote.
         unsafe {
             let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
             let plans: Vec<*mut pg_sys::Plan> = list_ptrs((*cscan).custom_plans).collect();
@@ -385,6 +388,7 @@ impl VecNode for JoinState {
     }
 
     unsafe fn exec(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        // SAFETY: VecNode::exec's contract: node is this state's node.
         unsafe {
             let st = self;
             let slot = (*node).ss.ss_ScanTupleSlot;
@@ -400,6 +404,8 @@ impl VecNode for JoinState {
     }
 
     unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        // SAFETY: VecNode::end's contract; the children were initialized in begin and are ended
+        // once, here.
         unsafe {
             self.close_files();
             pg_sys::ExecEndNode(self.outer.src.child);
@@ -408,6 +414,7 @@ impl VecNode for JoinState {
     }
 
     unsafe fn rescan(&mut self, node: *mut pg_sys::CustomScanState) {
+        // SAFETY: VecNode::rescan's contract: node is this state's node.
         unsafe {
             let st = self;
             let changed = (*node).ss.ps.chgParam;
@@ -446,6 +453,7 @@ impl VecNode for JoinState {
         ancestors: *mut pg_sys::List,
         es: *mut pg_sys::ExplainState,
     ) {
+        // SAFETY: VecNode::explain's contract.
         unsafe { explain::explain(node, ancestors, es) }
     }
 
@@ -454,6 +462,7 @@ impl VecNode for JoinState {
         node: *mut pg_sys::CustomScanState,
         pcxt: *mut pg_sys::ParallelContext,
     ) -> pg_sys::Size {
+        // SAFETY: the DSM callback's contract, passed on.
         unsafe { estimate_dsm(node, pcxt) }
     }
 
@@ -463,6 +472,7 @@ impl VecNode for JoinState {
         pcxt: *mut pg_sys::ParallelContext,
         coordinate: *mut c_void,
     ) {
+        // SAFETY: the DSM callback's contract, passed on.
         unsafe { initialize_dsm(node, pcxt, coordinate) }
     }
 
@@ -472,6 +482,7 @@ impl VecNode for JoinState {
         pcxt: *mut pg_sys::ParallelContext,
         coordinate: *mut c_void,
     ) {
+        // SAFETY: the DSM callback's contract, passed on.
         unsafe { reinitialize_dsm(node, pcxt, coordinate) }
     }
 
@@ -481,6 +492,7 @@ impl VecNode for JoinState {
         toc: *mut pg_sys::shm_toc,
         coordinate: *mut c_void,
     ) {
+        // SAFETY: the DSM callback's contract, passed on.
         unsafe { initialize_worker(node, toc, coordinate) }
     }
 }
@@ -490,12 +502,15 @@ impl BatchSource for JoinState {
     /// stay valid until the next call.
     unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
         // (The inherent method: the join's batch output.)
+        // SAFETY: BatchSource's contract: node is this VecHashJoin's node and has begun.
         unsafe { JoinState::next_batch(self, node) }
     }
 
     /// Target `target` as scaled integers for a parent that aggregates
     /// numerics (see `exec::project`); the node returns batches only after.
     unsafe fn request_scaled(&mut self, node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
+        // SAFETY: node is this VecHashJoin's node (BatchSource's contract); its plan's target list
+        // is live.
         unsafe {
             let tlist = (*(*node).ss.ps.plan).targetlist;
             self.output(node).request_scaled(tlist, target)
@@ -504,6 +519,8 @@ impl BatchSource for JoinState {
 }
 
 unsafe fn state<'a>(node: *mut pg_sys::CustomScanState) -> &'a mut JoinState {
+    // SAFETY: node::state checks the node's tag and methods before the cast; the caller passes a
+    // node that lives for 'a.
     unsafe { node::state::<JoinState>(node) }
 }
 
@@ -514,6 +531,8 @@ unsafe fn side(
     keys: Vec<usize>,
     host_keys: Vec<Option<HostKeys>>,
 ) -> Side {
+    // SAFETY: plan is a child plan of this join and estate its EState (caller's contract);
+    // ExecInitNode may ERROR on the main thread.
     unsafe {
         let src = ChildInput::init(plan, estate, eflags);
         let fixed = fixed_lengths(&src.by_ref);
@@ -532,6 +551,7 @@ impl Side {
             .iter()
             .zip(self.host_keys.iter_mut())
             .map(|(&k, s)| match s {
+                // SAFETY: this function's contract: the keys' varlenas among rows are plain.
                 Some(s) => Cow::Owned(unsafe { s.column(&columns[k], rows) }),
                 None => Cow::Borrowed(&columns[k]),
             })
@@ -541,6 +561,7 @@ impl Side {
 
 impl JoinState {
     unsafe fn close_files(&mut self) {
+        // SAFETY: the files are this state's own, created in its query context and closed once.
         unsafe {
             for p in self.pending.drain(..) {
                 p.inner.close();

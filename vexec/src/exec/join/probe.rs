@@ -7,6 +7,8 @@ use super::*;
 impl JoinState {
     /// The next outer batch to probe with (false at the end of the source).
     pub(super) unsafe fn next_probe_batch(&mut self) -> bool {
+        // SAFETY: the join has begun (caller's contract): its outer input and batch context are
+        // live.
         unsafe {
             let per_batch = self.batch_cxt;
             loop {
@@ -88,6 +90,8 @@ impl JoinState {
         outer: Option<usize>,
         inner: Option<u32>,
     ) {
+        // SAFETY: slot is the node's scan slot of the join's scan tuple descriptor; the picked rows
+        // are below their batches' lengths.
         unsafe {
             pg_sys::ExecClearTuple(slot);
             let values = (*slot).tts_values;
@@ -142,12 +146,17 @@ pub(super) unsafe fn detoast_keys(s: &Side, columns: &mut [Column], rows: &[RowI
         let Values::Datum(v) = &mut col.values else { continue };
         let values = v.as_mut_ptr();
         let validity = col.validity.as_bytes().as_ptr();
+        // SAFETY: values and validity point into this column for its length; rows are indexes below
+        // it; by_ref says the column holds varlenas. The shim's detoast can ERROR, through its
+        // guarded declaration.
         unsafe { shim::vx_detoast(values, validity, rows.len() as i32, rows.as_ptr()) };
     }
 }
 
 /// Evaluate an ExprState qual (NULL: true) on the econtext's scan tuple.
 pub(super) unsafe fn passes(qual: *mut pg_sys::ExprState, econtext: *mut pg_sys::ExprContext) -> bool {
+    // SAFETY: qual, when set, is an ExprState of this node; econtext is its live expression
+    // context.
     unsafe { qual.is_null() || pg_sys::ExecQual(qual, econtext) }
 }
 
@@ -172,6 +181,7 @@ impl JoinState {
         o: Option<usize>,
         i: Option<u32>,
     ) {
+        // SAFETY: node is this state's node (caller's contract).
         unsafe {
             if fill {
                 let slot = (*node).ss.ss_ScanTupleSlot;
@@ -186,6 +196,7 @@ impl JoinState {
     /// wanted for every row (row output); otherwise it is filled only for
     /// the quals.
     pub(super) unsafe fn advance(&mut self, node: *mut pg_sys::CustomScanState, fill_always: bool) -> Step {
+        // SAFETY: node is this state's node and the join has begun (caller's contract).
         unsafe {
             let econtext = self.econtext;
             let otherqual = (*node).ss.ps.qual;
@@ -300,6 +311,7 @@ impl JoinState {
     /// The target list for a vector parent, compiled on first use. Where
     /// the join has quals, targets are evaluated per row after them.
     pub(super) unsafe fn output(&mut self, node: *mut pg_sys::CustomScanState) -> &mut Projection {
+        // SAFETY: node is this state's node (caller's contract); its plan's target list is live.
         unsafe {
             if self.output.is_none() {
                 let plan = (*node).ss.ps.plan;
@@ -316,6 +328,7 @@ impl JoinState {
     /// joined rows (fewer where a probe batch or a partition ends), its
     /// target list computed by `exec::project`.
     pub(super) unsafe fn next_batch(&mut self, node: *mut pg_sys::CustomScanState) -> Option<VectorBatch> {
+        // SAFETY: node is this state's node and the join has begun (caller's contract).
         unsafe {
             let econtext = self.econtext;
             self.output(node);

@@ -12,6 +12,7 @@ pub(super) fn share_name(slot: i32) -> std::ffi::CString {
 /// The wait event of processes waiting for the others' shares.
 pub(super) unsafe fn build_wait_event() -> u32 {
     static mut EVENT: u32 = 0;
+    // SAFETY: EVENT is only touched on the backend's main thread (this process's executor).
     unsafe {
         if EVENT == 0 {
             EVENT = pg_sys::WaitEventExtensionNew(c"VecHashJoinBuild".as_ptr());
@@ -35,6 +36,8 @@ pub(super) unsafe fn initialize_dsm(
     pcxt: *mut pg_sys::ParallelContext,
     coordinate: *mut c_void,
 ) {
+    // SAFETY: the DSM callback's contract: coordinate is this node's share of the DSM segment of
+    // pcxt, sized by estimate_dsm.
     unsafe {
         let shared = coordinate as *mut SharedBuild;
         pg_sys::SharedFileSetInit(&mut (*shared).fileset, (*pcxt).seg);
@@ -52,6 +55,7 @@ pub(super) unsafe fn reinitialize_dsm(
     _pcxt: *mut pg_sys::ParallelContext,
     coordinate: *mut c_void,
 ) {
+    // SAFETY: coordinate is the SharedBuild initialize_dsm set up.
     unsafe {
         let shared = coordinate as *mut SharedBuild;
         pg_sys::SharedFileSetDeleteAll(&mut (*shared).fileset);
@@ -64,6 +68,7 @@ pub(super) unsafe fn initialize_worker(
     _toc: *mut pg_sys::shm_toc,
     coordinate: *mut c_void,
 ) {
+    // SAFETY: in a worker, coordinate is the leader's SharedBuild in the mapped DSM segment.
     unsafe {
         let shared = coordinate as *mut SharedBuild;
         let seg = pg_sys::dsm_find_mapping((*shared).segment);

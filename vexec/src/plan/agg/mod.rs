@@ -61,6 +61,8 @@ pub(crate) unsafe fn create_upper_paths(
     output_rel: *mut pg_sys::RelOptInfo,
     extra: *mut std::ffi::c_void,
 ) {
+    // SAFETY: called from create_upper_paths_hook (plan/hooks.rs) on the backend's main thread with
+    // the planner's live root and rels; extra is a GroupPathExtraData at UPPERREL_GROUP_AGG.
     unsafe {
         let mode = settings::MODE.get();
         if mode != Mode::Off && stage == pg_sys::UpperRelationKind::UPPERREL_GROUP_AGG && !extra.is_null() {
@@ -78,6 +80,7 @@ unsafe fn agg_private(
     kind_list: *mut pg_sys::List,
     split: AggSplit,
 ) -> *mut pg_sys::List {
+    // SAFETY: builds a List in the planner's memory context from live nodes (caller's contract).
     unsafe {
         let mut l = pg_sys::lappend(std::ptr::null_mut(), pg_sys::makeInteger(id as i32).cast());
         l = pg_sys::lappend(l, having.cast());
@@ -98,6 +101,8 @@ unsafe fn agg_path(
     private: *mut pg_sys::List,
     workers: Option<i32>,
 ) -> *mut pg_sys::CustomPath {
+    // SAFETY: the CustomPath is palloc'd in the planner's context; rel, target and subpath are live
+    // planner data (caller's contract).
     unsafe {
         let cp = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
         let p = &mut (*cp).path;
@@ -121,6 +126,8 @@ unsafe fn agg_path(
 /// Whether `sgc` compares values of `typid` with the type's default
 /// equality, the one the group table implements.
 unsafe fn default_equality(typid: pg_sys::Oid, sgc: *const pg_sys::SortGroupClause) -> bool {
+    // SAFETY: typid is a type the planner resolved and sgc a live SortGroupClause; the type cache
+    // lookup may ERROR on the main thread.
     unsafe { (*pg_sys::lookup_type_cache(typid, pg_sys::TYPECACHE_EQ_OPR as i32)).eq_opr == (*sgc).eqop }
 }
 
@@ -132,6 +139,7 @@ unsafe fn group_keys(
     root: *mut pg_sys::PlannerInfo,
     written: bool,
 ) -> Result<Vec<(*mut pg_sys::Node, KeyKind)>, String> {
+    // SAFETY: root is the live PlannerInfo of the query being planned (caller's contract).
     unsafe {
         if (*(*root).parse).groupClause.is_null() {
             return Ok(vec![]);
@@ -174,6 +182,8 @@ struct Ungrouped {
 /// group keys and aggregates.
 #[pg_guard]
 unsafe extern "C-unwind" fn collect_ungrouped(node: *mut pg_sys::Node, ctx: *mut std::ffi::c_void) -> bool {
+    // SAFETY: called by expression_tree_walker with live nodes; ctx is the Ungrouped that
+    // ungrouped() passes.
     unsafe {
         if node.is_null() {
             return false;
@@ -205,6 +215,7 @@ unsafe fn ungrouped(
     target: *mut pg_sys::List,
     having: *mut pg_sys::Node,
 ) -> Ungrouped {
+    // SAFETY: keys, target and having are live expression trees; u outlives the walks.
     unsafe {
         let mut u = Ungrouped { keys: keys.iter().map(|k| k.0).collect(), found: Vec::new(), other: false };
         let ctx = &mut u as *mut Ungrouped as *mut std::ffi::c_void;
@@ -230,6 +241,7 @@ unsafe fn dependent_columns(
     target: *mut pg_sys::List,
     having: *mut pg_sys::Node,
 ) -> Option<Vec<(*mut pg_sys::Node, KeyKind)>> {
+    // SAFETY: as ungrouped().
     unsafe {
         let u = ungrouped(keys, target, having);
         if u.other || u.found.is_empty() {
@@ -251,6 +263,7 @@ unsafe fn aggregates_of(
     target: *mut pg_sys::List,
     having: *mut pg_sys::Node,
 ) -> (Vec<*mut pg_sys::Aggref>, bool) {
+    // SAFETY: target and having are live expression trees (caller's contract).
     unsafe {
         let mut aggs: Vec<*mut pg_sys::Aggref> = Vec::new();
         let mut bare_vars = false;
@@ -278,6 +291,7 @@ unsafe fn aggregates_of(
 
 /// Every expression an aggregate reads.
 unsafe fn agg_args(a: *mut pg_sys::Aggref) -> Vec<*mut pg_sys::Node> {
+    // SAFETY: a is a live Aggref (caller's contract).
     unsafe { list_ptrs::<pg_sys::TargetEntry>((*a).args).map(|te| (*te).expr as *mut pg_sys::Node).collect() }
 }
 
@@ -289,6 +303,7 @@ unsafe fn refusal(
     aggs: &[*mut pg_sys::Aggref],
     keys: &Result<Vec<(*mut pg_sys::Node, KeyKind)>, String>,
 ) -> Option<String> {
+    // SAFETY: root, rels and aggregates are the live planner data of the query (caller's contract).
     unsafe {
         let parse = (*root).parse;
         if !settings::ENABLE_AGG.get() {
@@ -357,6 +372,8 @@ unsafe fn consider(
     extra: *mut pg_sys::GroupPathExtraData,
     mode: Mode,
 ) {
+    // SAFETY: the planner's live data at UPPERREL_GROUP_AGG (caller's contract); paths are made in
+    // the planner's context.
     unsafe {
         let target = (*output_rel).reltarget;
         let having = (*extra).havingQual;
@@ -531,6 +548,7 @@ unsafe fn row_input_path(
     rel: *mut pg_sys::RelOptInfo,
     mode: Mode,
 ) -> Result<Option<*mut pg_sys::Path>, String> {
+    // SAFETY: rel is a live RelOptInfo (caller's contract).
     unsafe {
         use pg_sys::NodeTag::*;
         let p = (*rel).cheapest_total_path;
@@ -551,6 +569,7 @@ unsafe fn row_input_path(
 
 /// A path's node, as EXPLAIN names it (the common ones).
 unsafe fn node_name(path: *mut pg_sys::Path) -> &'static str {
+    // SAFETY: path is a live Path (caller's contract).
     unsafe {
         let p = projected(path);
         use pg_sys::NodeTag::*;
@@ -590,6 +609,7 @@ unsafe fn node_name(path: *mut pg_sys::Path) -> &'static str {
 /// The vector path VecAgg reads: the VecScan of a base relation, the
 /// cheapest VecHashJoin of a join relation.
 unsafe fn input_path(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::CustomPath> {
+    // SAFETY: rel is a live RelOptInfo (caller's contract).
     unsafe {
         match (*rel).reloptkind {
             pg_sys::RelOptKind::RELOPT_BASEREL => report::scan_path_of(rel),
@@ -627,6 +647,7 @@ unsafe fn consider_parallel(
     p: &Parallel<'_>,
     child_target: *mut pg_sys::PathTarget,
 ) -> Result<Option<(Alternative, u32)>, String> {
+    // SAFETY: the planner's live data (caller's contract).
     unsafe {
         let partial_input = match (*input_rel).reloptkind {
             pg_sys::RelOptKind::RELOPT_BASEREL => report::partial_scan_path_of(input_rel),
@@ -713,6 +734,7 @@ unsafe fn consider_parallel(
 /// nested loop or a merge join keeps competing, as they do against
 /// VecScan and VecHashJoin).
 unsafe fn reads_a_scan(path: *mut pg_sys::Path) -> bool {
+    // SAFETY: path is a live Path; each subpath read is one of its children.
     unsafe {
         let mut sub = match (*path).type_ {
             pg_sys::NodeTag::T_AggPath => (*(path as *mut pg_sys::AggPath)).subpath,
@@ -761,6 +783,8 @@ unsafe extern "C-unwind" fn plan_custom_path(
     _clauses: *mut pg_sys::List,
     custom_plans: *mut pg_sys::List,
 ) -> *mut pg_sys::Plan {
+    // SAFETY: called by create_plan with our CustomPath (custom_private written by agg_path) and
+    // its children's plans.
     unsafe {
         let mut private = list_ptrs::<pg_sys::Node>((*best_path).custom_private);
         let id = private.next().map_or(0, |n| (*(n as *mut pg_sys::Integer)).ival);

@@ -7,6 +7,8 @@ use super::*;
 
 /// The vector transition that computes `aggref` exactly, or why there is none.
 pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, String> {
+    // SAFETY: this function's contract: aggref is a live Aggref of the query; catalog lookups by
+    // OID on the main thread.
     unsafe {
         let a = &*aggref;
         let name = {
@@ -171,6 +173,7 @@ pub(super) unsafe fn fmgr_distinct(
     builtin: bool,
     name: &str,
 ) -> Result<Transition, String> {
+    // SAFETY: aggref is a live Aggref (caller's contract).
     unsafe {
         let a = &*aggref;
         let args: Vec<*mut pg_sys::TargetEntry> = list_ptrs(a.args).collect();
@@ -208,6 +211,7 @@ pub(super) unsafe fn fmgr_transition(
     aggref: *mut pg_sys::Aggref,
     builtin: bool,
 ) -> Result<Transition, String> {
+    // SAFETY: aggref is a live Aggref (caller's contract).
     unsafe {
         let a = &*aggref;
         // (`agg(*)` has no arguments: args is NIL.)
@@ -267,6 +271,7 @@ pub(super) unsafe fn fmgr_transition(
 
 /// Whether `f` is a function of pg_catalog.
 pub(super) unsafe fn builtin_function(f: pg_sys::Oid) -> bool {
+    // SAFETY: a catalog lookup by OID on the backend's main thread.
     unsafe {
         f != pg_sys::InvalidOid
             && pg_sys::get_func_namespace(f) == pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE)
@@ -322,6 +327,7 @@ pub(super) const VARIANCE_FINALS_INT128: [&str; 4] =
 /// a Finalize VecAgg: it has a combine function and, for an `internal`
 /// state, serialization and deserialization functions, or why not.
 pub(super) unsafe fn fmgr_combines(aggref: *mut pg_sys::Aggref) -> Result<(), String> {
+    // SAFETY: aggref is a live Aggref (caller's contract).
     unsafe {
         let a = &*aggref;
         let name = |f: pg_sys::Oid| CStr::from_ptr(pg_sys::get_func_name(f)).to_string_lossy().into_owned();
@@ -341,6 +347,7 @@ pub(super) unsafe fn fmgr_combines(aggref: *mut pg_sys::Aggref) -> Result<(), St
 
 /// Whether the partial states of `aggref` combine, or why not.
 pub(super) unsafe fn partial_state_of(aggref: *mut pg_sys::Aggref) -> Result<(), String> {
+    // SAFETY: as transition_of.
     unsafe {
         match transition_of(aggref) {
             Ok(t) if t.combines() => Ok(()),

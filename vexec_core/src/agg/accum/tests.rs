@@ -30,6 +30,8 @@ fn run(t: Transition, arg: Option<&Column>, groups: &[u32]) -> (Accumulator, Res
     let mut a = Accumulator::new(t);
     a.ensure_groups(*groups.iter().max().unwrap_or(&0) as usize + 1);
     let rows: Vec<RowIdx> = (0..groups.len() as RowIdx).collect();
+    // SAFETY: the test's columns hold by-value integers or point to plain test varlenas that
+    // outlive the call.
     let r = unsafe { a.update(groups, &rows, arg) };
     (a, r)
 }
@@ -43,6 +45,8 @@ fn split_and_combine(t: Transition, arg: Option<&Column>, groups: &[u32]) -> Acc
         part.ensure_groups(ngroups);
         let rows: Vec<RowIdx> = (0..groups.len() as RowIdx).filter(|r| *r as usize % 2 == k).collect();
         let gs: Vec<u32> = rows.iter().map(|&r| groups[r as usize]).collect();
+        // SAFETY: the test's columns hold by-value integers or point to plain test varlenas that
+        // outlive the call.
         unsafe { part.update(&gs, &rows, arg) }.unwrap();
     }
     // Every part's state of every group, as the rows a Gather brings.
@@ -61,6 +65,7 @@ fn split_and_combine(t: Transition, arg: Option<&Column>, groups: &[u32]) -> Acc
     let mut fin = Accumulator::new(t);
     fin.ensure_groups(ngroups);
     let rows: Vec<RowIdx> = (0..store.len() as RowIdx).collect();
+    // SAFETY: the states column points to the serialized states in store, which outlives the call.
     unsafe { fin.combine(&state_groups, &rows, &states) }.unwrap();
     fin
 }
@@ -121,6 +126,7 @@ fn combined_partial_states_give_the_serial_results() {
     let bad = varlena::make_4b(&[1, 2, 3]);
     let mut c = Column::new(PhysType::Datum, 1);
     c.values.set_datum(0, bad.as_ptr() as usize);
+    // SAFETY: c points to a plain varlena in the test's vector.
     assert_eq!(unsafe { a.combine(&[0], &[0], &c) }, Err(AggError::InvalidState { row: 0 }));
 }
 
@@ -144,11 +150,15 @@ fn one_group_batches_sum_like_row_by_row() {
                 // One group: the batch path. Row by row: one row per call.
                 let mut fast = Accumulator::new(t);
                 fast.ensure_groups(1);
+                // SAFETY: the test's columns hold by-value integers or point to plain test varlenas
+                // that outlive the call.
                 unsafe { fast.update(&vec![0; rows.len()], rows, Some(&col)) }.unwrap();
                 let mut slow = Accumulator::new(t);
                 slow.ensure_groups(2);
                 for &r in rows.iter() {
                     // Two groups per call keep it off the one-group path.
+                    // SAFETY: the test's columns hold by-value integers or point to plain test
+                    // varlenas that outlive the call.
                     unsafe { slow.update(&[0, 1], &[r, r], Some(&col)) }.unwrap();
                 }
                 assert_eq!(fast.result(0), slow.result(0), "{t:?} over {} of {len} rows", rows.len());
@@ -174,6 +184,8 @@ fn shared_states_are_postgres_shared_ones() {
     }
     let mut a = Accumulator::new(SumBigInt);
     a.ensure_groups(1);
+    // SAFETY: the test's columns hold by-value integers or point to plain test varlenas that
+    // outlive the call.
     unsafe { a.update(&[0, 0, 0], &[0, 1, 2], Some(&c)) }.unwrap();
     assert_eq!(a.result_as(0, SumBigInt), AggResult::Numeric(16));
     assert_eq!(a.result_as(0, AvgInt), AggResult::NumericAvg { sum: 16, count: 3 });
@@ -251,6 +263,7 @@ fn scaled_run(t: Transition, scaled: &Column, groups: &[u32]) -> Accumulator {
     b.set_arg_scale(2);
     b.ensure_groups(*groups.iter().max().unwrap() as usize + 1);
     let rows: Vec<RowIdx> = (0..groups.len() as RowIdx).collect();
+    // SAFETY: scaled holds by-value integers.
     unsafe { b.update(groups, &rows, Some(scaled)) }.unwrap();
     b
 }
@@ -324,6 +337,8 @@ fn text_min_max_follow_the_collation_order_and_keep_the_later_of_equals() {
         let mut a = Accumulator::new(Transition::MinMaxBytes { max });
         a.set_text_order(ci());
         a.ensure_groups(1);
+        // SAFETY: the test's columns hold by-value integers or point to plain test varlenas that
+        // outlive the call.
         unsafe { a.update(&[0; 4], &[0, 1, 2, 3], Some(&c)) }.unwrap();
         assert_eq!(a.result(0), AggResult::Bytes(want), "max {max}");
     }
@@ -352,6 +367,7 @@ fn numeric_min_max_keep_the_later_of_equal_values() {
     let groups = [0, 0, 0, 0, 1, 1];
     let (min, _) = run(Transition::MinMaxNumeric { max: false }, Some(&c), &groups);
     let (max, _) = run(Transition::MinMaxNumeric { max: true }, Some(&c), &groups);
+    // SAFETY: v holds a plain varlena (made by make_1b/encode).
     let payload = |v: &Vec<u8>| unsafe { varlena::bytes(v.as_ptr()) }.to_vec();
     // -3 and -3.00 are equal: the later (-3.00) is kept; 1.0 and 1.00 likewise.
     assert_eq!(min.result(0), AggResult::Bytes(&payload(&store[3])));
@@ -387,6 +403,8 @@ fn int_sums_wrap_like_int4_sum_and_int8_sums_widen() {
     let mut a = Accumulator::new(Transition::SumInt);
     a.ensure_groups(1);
     let c = column(PhysType::I64, &[Some(i64::MAX), Some(1)], |x: i64| x as usize);
+    // SAFETY: the test's columns hold by-value integers or point to plain test varlenas that
+    // outlive the call.
     unsafe { a.update(&[0, 0], &[0, 1], Some(&c)).unwrap() };
     assert_eq!(a.result(0), AggResult::Int(i64::MIN));
 }
@@ -487,6 +505,8 @@ fn text_min_max_and_count_distinct() {
     a.ensure_groups(2);
     let b1 = i32s(&[Some(1), Some(1), None, Some(2)]);
     let b2 = i32s(&[Some(2), Some(3), Some(1), None]);
+    // SAFETY: the test's columns hold by-value integers or point to plain test varlenas that
+    // outlive the call.
     unsafe {
         a.update(&[0, 0, 0, 1], &[0, 1, 2, 3], Some(&b1)).unwrap();
         a.update(&[0, 0, 1, 1], &[0, 1, 2, 3], Some(&b2)).unwrap();
@@ -503,6 +523,8 @@ fn text_min_max_and_count_distinct() {
     groups.iter().enumerate().for_each(|(i, &g)| gcol.values.set_datum(i, g as usize));
     let rows: Vec<RowIdx> = (0..2000).filter(|&r| col.is_valid(r as usize)).collect();
     let mut ids = Vec::new();
+    // SAFETY: the test's columns hold by-value integers or point to plain test varlenas that
+    // outlive the call.
     unsafe { table.assign(&[&gcol, &col], &rows, &mut ids) };
     for g in 0..5u32 {
         let pairs = (0..table.len()).filter(|&p| table.fixed_key(0, p) == Some(g as i64)).count();
@@ -529,6 +551,8 @@ fn distinct_sums_take_each_value_once_per_group() {
     for (i, v) in [i64::MAX, i64::MAX, 1].into_iter().enumerate() {
         big.values.set_datum(i, v as usize);
     }
+    // SAFETY: the test's columns hold by-value integers or point to plain test varlenas that
+    // outlive the call.
     unsafe {
         a.update(&[0, 0, 1], &[0, 1, 2], Some(&big)).unwrap();
         a.update(&[0, 1, 1], &[2, 0, 2], Some(&big)).unwrap();

@@ -417,11 +417,14 @@ fn groups_arrays_by_their_encoding_and_outputs_the_first_value() {
     assert_eq!(kinds, vec![KeyKind::Bytes, KeyKind::Carried]);
     let rows: Vec<RowIdx> = (0..4).collect();
     let mut b = EncodedKeyColumn::new(Encoding::Array(INT4));
+    // SAFETY: col points to the test's array varlenas, which outlive the call.
     let keys = unsafe { b.build(&col, &rows) }.unwrap();
     let mut t = GroupTable::new(&kinds);
     let mut out = vec![];
+    // SAFETY: keys and col point to plain varlenas that outlive the call.
     unsafe { t.assign(&[&keys, &col], &rows, &mut out) };
     assert_eq!(out, vec![0, 1, 0, 2]);
+    // SAFETY: values[1] is a plain varlena.
     assert_eq!(t.bytes_key(output[0], 1), Some(unsafe { varlena::bytes(values[1].as_ptr()) }));
     assert_eq!(t.bytes_key(output[0], 2), None);
 }
@@ -542,9 +545,11 @@ fn groups_records_by_their_encoding() {
     let (kinds, _) = table_layout(&[KeyKind::Encoded]);
     let rows: Vec<RowIdx> = (0..4).collect();
     let mut b = EncodedKeyColumn::new(Encoding::Record(f));
+    // SAFETY: col points to the test's record varlenas, which outlive the call.
     let keys = unsafe { b.build(&col, &rows) }.unwrap();
     let mut t = GroupTable::new(&kinds);
     let mut out = vec![];
+    // SAFETY: keys and col point to plain varlenas that outlive the call.
     unsafe { t.assign(&[&keys, &col], &rows, &mut out) };
     assert_eq!(out, vec![0, 1, 0, 1]);
 }

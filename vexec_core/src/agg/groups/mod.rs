@@ -166,12 +166,16 @@ unsafe fn key_of<'a>(kind: KeyKind, col: &'a Column, i: usize) -> KeyRef<'a> {
         (KeyKind::Float4, Values::F32(v)) => KeyRef::Fixed((v[i] as f64).to_bits() as i64),
         (KeyKind::Float8, Values::F64(v)) => KeyRef::Fixed(v[i].to_bits() as i64),
         (KeyKind::Bytes | KeyKind::Bpchar | KeyKind::Numeric | KeyKind::Carried, Values::Datum(v)) => {
+            // SAFETY: this function's contract: a valid Datum value of a Bytes-like kind points to
+            // a plain varlena.
             KeyRef::Bytes(unsafe { varlena::bytes(v[i] as *const u8) })
         }
         (KeyKind::Uuid, Values::Datum(v)) => {
+            // SAFETY: this function's contract: a uuid Datum points to its 16 bytes.
             KeyRef::Bytes(unsafe { std::slice::from_raw_parts(v[i] as *const u8, UUID_LEN) })
         }
         (KeyKind::Interval, Values::Datum(v)) => {
+            // SAFETY: this function's contract: an interval Datum points to its 16 bytes.
             KeyRef::Bytes(unsafe { std::slice::from_raw_parts(v[i] as *const u8, INTERVAL_LEN) })
         }
         (KeyKind::Int, Values::Bool(v)) => KeyRef::Fixed(v[i] as i64),
@@ -505,6 +509,8 @@ impl GroupTable {
             .map(|((store, &kind), col)| match store {
                 KeyStore::Bytes { .. } => rows
                     .iter()
+                    // SAFETY: this function's contract (as assign's) covers the key columns' values
+                    // among rows.
                     .map(|&r| match unsafe { key_of(kind, col, r as usize) } {
                         KeyRef::Bytes(b) => b.len(),
                         _ => 0,
@@ -606,6 +612,7 @@ impl GroupTable {
     /// # Safety
     /// As [`GroupTable::assign`].
     pub unsafe fn hash_rows(&self, cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u64>) {
+        // SAFETY: this function's contract is assign's.
         let norms = unsafe { self.row_keys(cols, rows) };
         self.hash_keys(&norms, rows.len(), out);
     }
@@ -661,6 +668,8 @@ impl GroupTable {
                     }
                     _ => {
                         for &r in rows {
+                            // SAFETY: this function's contract (as assign's) covers the key
+                            // columns' values among rows.
                             let k = normalized(kind, unsafe { key_of(kind, col, r as usize) });
                             let (tag, val) = tagged(k);
                             tags.push(tag);
@@ -704,6 +713,8 @@ impl GroupTable {
     /// for the call.
     pub unsafe fn assign(&mut self, cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u32>) -> usize {
         assert_eq!(cols.len(), self.kinds.len(), "one column per group key");
+        // SAFETY: this function's contract: the by-reference key values among rows point to plain
+        // varlenas (or their fixed-length bytes).
         let norms = unsafe { self.row_keys(cols, rows) };
         let mut hashes = Vec::with_capacity(rows.len());
         self.hash_keys(&norms, rows.len(), &mut hashes);
@@ -729,6 +740,7 @@ impl GroupTable {
             ($i:expr, $r:expr, $h:expr) => {{
                 let g = *groups as u32;
                 for (c, ((k, store), col)) in kinds.iter().zip(keys.iter_mut()).zip(cols).enumerate() {
+                    // SAFETY: as above.
                     store.push(unsafe { key_of(*k, col, $r) });
                     norm_tags[c].push(norms[c].tags[$i]);
                     norm_vals[c].push(norms[c].vals[$i]);
@@ -842,6 +854,7 @@ impl GroupTable {
         hashes: &mut Vec<u64>,
     ) {
         assert_eq!(cols.len(), self.kinds.len(), "one column per group key");
+        // SAFETY: this function's contract is assign's.
         let norms = unsafe { self.row_keys(cols, rows) };
         self.hash_keys(&norms, rows.len(), hashes);
         groups.clear();

@@ -3,6 +3,35 @@
 use super::*;
 use crate::batch::{Bitmap, PhysType};
 
+/// The table's entry points without `unsafe` at each call.
+trait Checked {
+    fn assign_rows(&mut self, cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u32>) -> usize;
+    fn lookup_rows(&self, cols: &[&Column], rows: &[RowIdx], groups: &mut Vec<u32>, hashes: &mut Vec<u64>);
+    fn hash_of_rows(&self, cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u64>);
+    fn key_bytes_of(&self, cols: &[&Column], rows: &[RowIdx]) -> Vec<usize>;
+}
+
+// SAFETY (every method): the tests' Datum columns point to plain varlenas
+// in vectors that outlive the calls (`texts`, `make_1b`).
+impl Checked for GroupTable {
+    fn assign_rows(&mut self, cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u32>) -> usize {
+        // SAFETY: see the impl.
+        unsafe { self.assign(cols, rows, out) }
+    }
+    fn lookup_rows(&self, cols: &[&Column], rows: &[RowIdx], groups: &mut Vec<u32>, hashes: &mut Vec<u64>) {
+        // SAFETY: see the impl.
+        unsafe { self.lookup(cols, rows, groups, hashes) }
+    }
+    fn hash_of_rows(&self, cols: &[&Column], rows: &[RowIdx], out: &mut Vec<u64>) {
+        // SAFETY: see the impl.
+        unsafe { self.hash_rows(cols, rows, out) }
+    }
+    fn key_bytes_of(&self, cols: &[&Column], rows: &[RowIdx]) -> Vec<usize> {
+        // SAFETY: see the impl.
+        unsafe { self.key_bytes(cols, rows) }
+    }
+}
+
 fn ints(v: &[Option<i32>]) -> Column {
     let mut c = Column::new(PhysType::I32, v.len());
     for (i, x) in v.iter().enumerate() {
@@ -36,7 +65,7 @@ fn reserved_groups_take_no_further_memory() {
         (0..1000).map(|i| crate::batch::varlena::make_1b(format!("k{i:05}").as_bytes())).collect();
     let mut out = Vec::new();
     let a = ints(&(0..1000).map(Some).collect::<Vec<_>>());
-    unsafe { t.assign(&[&a, &texts(&first)], &all(1000), &mut out) };
+    t.assign_rows(&[&a, &texts(&first)], &all(1000), &mut out);
     t.reserve_groups(3000, &[]);
     assert_eq!(t.room(), 3000);
     let before = t.bytes_used();
@@ -45,7 +74,7 @@ fn reserved_groups_take_no_further_memory() {
             .map(|i| crate::batch::varlena::make_1b(format!("k{:05}", batch * 1000 + i).as_bytes()))
             .collect();
         let a = ints(&(0..1000).map(|i| Some(batch * 1000 + i)).collect::<Vec<_>>());
-        let created = unsafe { t.assign(&[&a, &texts(&keys)], &all(1000), &mut out) };
+        let created = t.assign_rows(&[&a, &texts(&keys)], &all(1000), &mut out);
         assert_eq!(created, 1000);
     }
     assert_eq!(t.len(), 3000);
@@ -71,10 +100,8 @@ fn bytes_at_foretells_a_reservation() {
     let a = ints(&(0..1000).map(Some).collect::<Vec<_>>());
     let mut one = GroupTable::new(&[KeyKind::Int]);
     let mut two = GroupTable::new(&[KeyKind::Int, KeyKind::Bytes]);
-    unsafe {
-        one.assign(&[&a], &all(1000), &mut out);
-        two.assign(&[&a, &texts(&keys)], &all(1000), &mut out);
-    }
+    one.assign_rows(&[&a], &all(1000), &mut out);
+    two.assign_rows(&[&a, &texts(&keys)], &all(1000), &mut out);
     for total in [1000, 3000, 12_288, 12_289, 100_000] {
         for t in [&mut one, &mut two] {
             let foretold = t.bytes_at(total, &[]);
@@ -88,10 +115,10 @@ fn bytes_at_foretells_a_reservation() {
         .map(|i| crate::batch::varlena::make_1b(format!("a much longer key than before {i}").as_bytes()))
         .collect();
     let mut t = GroupTable::new(&[KeyKind::Int, KeyKind::Bytes]);
-    unsafe { t.assign(&[&a, &texts(&keys)], &all(1000), &mut out) };
+    t.assign_rows(&[&a, &texts(&keys)], &all(1000), &mut out);
     t.reserve_groups(2000, &[]);
     let (b, l) = (ints(&(1000..2000).map(Some).collect::<Vec<_>>()), texts(&long));
-    let incoming = unsafe { t.key_bytes(&[&b, &l], &all(1000)) };
+    let incoming = t.key_bytes_of(&[&b, &l], &all(1000));
     assert_eq!(incoming[0], 0);
     assert_eq!(incoming[1], long.iter().map(|v| v.len() - 1).sum::<usize>());
     assert!(t.needs_key_room(&incoming));
@@ -100,7 +127,7 @@ fn bytes_at_foretells_a_reservation() {
     t.reserve_groups(2000, &incoming);
     assert_eq!(t.bytes_used(), foretold);
     assert!(!t.needs_key_room(&incoming));
-    unsafe { t.assign(&[&b, &l], &all(1000), &mut out) };
+    t.assign_rows(&[&b, &l], &all(1000), &mut out);
     assert_eq!(t.bytes_used(), foretold, "no store grew past its reservation");
 
     // Past 12,288 groups the index takes 32,768 slots, not 16,384.
@@ -132,13 +159,13 @@ fn two_integer_keys_group_as_pairs_and_with_nulls_apart() {
             ints(&ks.iter().map(|k| k.0).collect::<Vec<_>>()),
             ints(&ks.iter().map(|k| k.1).collect::<Vec<_>>()),
         );
-        unsafe { t.assign(&[&a, &b], &all(1000), &mut out) };
+        t.assign_rows(&[&a, &b], &all(1000), &mut out);
         for (k, &g) in ks.iter().zip(&out) {
             let expected = *oracle.entry(*k).or_insert(g);
             assert_eq!(g, expected, "{k:?}");
         }
         let (mut found, mut hashes) = (Vec::new(), Vec::new());
-        unsafe { t.lookup(&[&a, &b], &all(1000), &mut found, &mut hashes) };
+        t.lookup_rows(&[&a, &b], &all(1000), &mut found, &mut hashes);
         assert_eq!(found, out);
     }
     assert_eq!(t.len(), oracle.len());
@@ -148,7 +175,7 @@ fn two_integer_keys_group_as_pairs_and_with_nulls_apart() {
     // A key never met: no group.
     let (a, b) = (ints(&[Some(1000), None]), ints(&[Some(0), Some(-5)]));
     let (mut found, mut hashes) = (Vec::new(), Vec::new());
-    unsafe { t.lookup(&[&a, &b], &all(2), &mut found, &mut hashes) };
+    t.lookup_rows(&[&a, &b], &all(2), &mut found, &mut hashes);
     assert_eq!(found, vec![NO_GROUP, NO_GROUP]);
 }
 
@@ -162,17 +189,17 @@ fn runs_of_equal_keys_share_their_group() {
     let a = ints(&[Some(1), Some(1), Some(2), Some(2), Some(2), None, None, Some(1)]);
     let mut t = GroupTable::new(&[KeyKind::Int, KeyKind::Bytes]);
     let mut out = vec![];
-    let created = unsafe { t.assign(&[&a, &texts(&store)], &all(8), &mut out) };
+    let created = t.assign_rows(&[&a, &texts(&store)], &all(8), &mut out);
     assert_eq!(out, vec![0, 0, 1, 2, 2, 3, 3, 0]);
     assert_eq!(created, 4);
     let (mut groups, mut hashes) = (vec![], vec![]);
-    unsafe { t.lookup(&[&a, &texts(&store)], &[0, 1, 2, 3, 4, 5, 6, 7], &mut groups, &mut hashes) };
+    t.lookup_rows(&[&a, &texts(&store)], &[0, 1, 2, 3, 4, 5, 6, 7], &mut groups, &mut hashes);
     assert_eq!(groups, out);
     // Rows without a group stay without one along their run.
     let b = ints(&[Some(9), Some(9), Some(1), Some(1)]);
     let other: Vec<Vec<u8>> =
         ["x", "x", "x", "x"].map(|s| crate::batch::varlena::make_1b(long(s).as_bytes())).to_vec();
-    unsafe { t.lookup(&[&b, &texts(&other)], &all(4), &mut groups, &mut hashes) };
+    t.lookup_rows(&[&b, &texts(&other)], &all(4), &mut groups, &mut hashes);
     assert_eq!(groups, vec![NO_GROUP, NO_GROUP, 0, 0]);
 }
 
@@ -181,14 +208,14 @@ fn groups_in_order_of_first_appearance_with_nulls_together() {
     let mut t = GroupTable::new(&[KeyKind::Int]);
     let c = ints(&[Some(5), None, Some(5), Some(-1), None, Some(7)]);
     let mut out = vec![];
-    let created = unsafe { t.assign(&[&c], &all(6), &mut out) };
+    let created = t.assign_rows(&[&c], &all(6), &mut out);
     assert_eq!(created, 4);
     assert_eq!(out, vec![0, 1, 0, 2, 1, 3]);
     assert_eq!(t.fixed_key(0, 0), Some(5));
     assert_eq!(t.fixed_key(0, 1), None);
     // A second batch meets old and new keys; only selected rows count.
     let c2 = ints(&[Some(7), Some(8), Some(5), None]);
-    let created = unsafe { t.assign(&[&c2], &[0, 1, 3], &mut out) };
+    let created = t.assign_rows(&[&c2], &[0, 1, 3], &mut out);
     assert_eq!(created, 1);
     assert_eq!(out, vec![3, 4, 1]);
 }
@@ -201,14 +228,14 @@ fn float_keys_follow_postgres_equality() {
         c.values.set_datum(i, v.to_bits() as usize);
     }
     let mut out = vec![];
-    unsafe { t.assign(&[&c], &all(5), &mut out) };
+    t.assign_rows(&[&c], &all(5), &mut out);
     assert_eq!(out, vec![0, 0, 1, 1, 2]);
     // The group keeps the first value met: 0, not -0.
     assert_eq!(t.fixed_key(0, 0), Some(0));
     let mut t = GroupTable::new(&[KeyKind::Float8]);
     let mut c = Column::new(PhysType::F64, 2);
     c.values.set_datum(0, (-0.0f64).to_bits() as usize);
-    unsafe { t.assign(&[&c], &all(2), &mut out) };
+    t.assign_rows(&[&c], &all(2), &mut out);
     assert_eq!(out, vec![0, 0]);
     assert_eq!(t.fixed_key(0, 0), Some((-0.0f64).to_bits() as i64));
 }
@@ -226,13 +253,13 @@ fn numeric_keys_ignore_the_display_scale() {
     let col = texts(&store);
     let mut t = GroupTable::new(&[KeyKind::Numeric]);
     let mut out = vec![];
-    unsafe { t.assign(&[&col], &all(11), &mut out) };
+    t.assign_rows(&[&col], &all(11), &mut out);
     assert_eq!(out, vec![0, 0, 0, 1, 2, 2, 3, 3, 4, 5, 6]);
     // The group keeps the first value met, with its scale.
     assert_eq!(t.bytes_key(0, 0), Some(&encode_payload(10, 1)[..]));
     // Equal values hash alike (a hash join partitions by the hash).
     let mut h = vec![];
-    unsafe { t.hash_rows(&[&col], &[0, 1, 2, 4, 5], &mut h) };
+    t.hash_of_rows(&[&col], &[0, 1, 2, 4, 5], &mut h);
     assert!(h[0] == h[1] && h[1] == h[2] && h[3] == h[4] && h[0] != h[3]);
 }
 
@@ -243,18 +270,18 @@ fn composite_text_and_bpchar_keys() {
     let text = texts(&s);
     let mut t = GroupTable::new(&[KeyKind::Bytes]);
     let mut out = vec![];
-    unsafe { t.assign(&[&text], &all(4), &mut out) };
+    t.assign_rows(&[&text], &all(4), &mut out);
     // The header format does not matter; trailing blanks do for text.
     assert_eq!(out, vec![0, 0, 1, 2]);
     assert_eq!(t.bytes_key(0, 1), Some(&b"ab "[..]));
 
     let mut t = GroupTable::new(&[KeyKind::Bpchar, KeyKind::Int]);
     let k2 = ints(&[Some(1), Some(1), Some(1), Some(2)]);
-    unsafe { t.assign(&[&text, &k2], &all(4), &mut out) };
+    t.assign_rows(&[&text, &k2], &all(4), &mut out);
     assert_eq!(out, vec![0, 0, 0, 1]);
     assert_eq!(t.bytes_key(0, 0), Some(&b"ab"[..]));
     let mut t = GroupTable::new(&[KeyKind::Bpchar]);
-    unsafe { t.assign(&[&text], &[2, 0], &mut out) };
+    t.assign_rows(&[&text], &[2, 0], &mut out);
     // bpchar keeps the first value with its blanks.
     assert_eq!((out.as_slice(), t.bytes_key(0, 0)), (&[0u32, 0][..], Some(&b"ab "[..])));
 }
@@ -276,14 +303,14 @@ fn short_and_long_byte_keys_around_the_packed_width() {
     let col = texts(&s);
     let mut t = GroupTable::new(&[KeyKind::Bytes]);
     let mut out = vec![];
-    unsafe { t.assign(&[&col], &all(8), &mut out) };
+    t.assign_rows(&[&col], &all(8), &mut out);
     assert_eq!(out, vec![0, 1, 0, 1, 2, 3, 4, 5]);
     let mut t = GroupTable::new(&[KeyKind::Bpchar]);
-    unsafe { t.assign(&[&col], &all(8), &mut out) };
+    t.assign_rows(&[&col], &all(8), &mut out);
     assert_eq!(out, vec![0, 1, 0, 1, 2, 3, 4, 0]);
     assert_eq!(t.bytes_key(0, 0), Some(&b"abcdefg"[..]));
     let mut h = vec![];
-    unsafe { t.hash_rows(&[&col], &[0, 7, 1], &mut h) };
+    t.hash_of_rows(&[&col], &[0, 7, 1], &mut h);
     assert!(h[0] == h[1] && h[0] != h[2]);
 }
 
@@ -300,7 +327,7 @@ fn uuid_keys_are_their_sixteen_bytes() {
     c.validity.set(3, false);
     let mut t = GroupTable::new(&[KeyKind::Uuid]);
     let mut out = vec![];
-    unsafe { t.assign(&[&c], &all(4), &mut out) };
+    t.assign_rows(&[&c], &all(4), &mut out);
     assert_eq!(out, vec![0, 1, 0, 2]);
     assert_eq!(t.bytes_key(0, 1), Some(&b[..]));
     assert_eq!(t.bytes_key(0, 2), None);
@@ -332,12 +359,12 @@ fn interval_keys_are_equal_by_span_and_keep_the_first_value() {
     }
     let mut t = GroupTable::new(&[KeyKind::Interval]);
     let mut out = vec![];
-    unsafe { t.assign(&[&c], &all(vals.len()), &mut out) };
+    t.assign_rows(&[&c], &all(vals.len()), &mut out);
     assert_eq!(out, vec![0, 0, 1, 1, 2, 2, 3, 4, 5]);
     assert_eq!(t.bytes_key(0, 0), Some(&vals[0][..]));
     assert_eq!(t.bytes_key(0, 1), Some(&vals[2][..]));
     let mut h = vec![];
-    unsafe { t.hash_rows(&[&c], &[2, 3, 4], &mut h) };
+    t.hash_of_rows(&[&c], &[2, 3, 4], &mut h);
     assert!(h[0] == h[1] && h[0] != h[2]);
 }
 
@@ -363,9 +390,9 @@ fn integer_tables_keep_no_hashes_and_recompute_them_alike() {
                 t.reserve_groups(t.len() + 500, &[]);
             }
             let mut out = vec![];
-            unsafe { t.assign(&cols, &all(500), &mut out) };
+            t.assign_rows(&cols, &all(500), &mut out);
             let mut h = vec![];
-            unsafe { t.hash_rows(&cols, &all(500), &mut h) };
+            t.hash_of_rows(&cols, &all(500), &mut h);
             for (i, &g) in out.iter().enumerate() {
                 assert_eq!(hash_of_norms(&t.state, &t.norm_tags, &t.norm_vals, g), h[i]);
             }
@@ -375,7 +402,7 @@ fn integer_tables_keep_no_hashes_and_recompute_them_alike() {
         for (a, c, out) in &expected {
             let cols: Vec<&Column> = if two { vec![a, c] } else { vec![a] };
             let (mut found, mut hashes) = (vec![], vec![]);
-            unsafe { t.lookup(&cols, &all(500), &mut found, &mut hashes) };
+            t.lookup_rows(&cols, &all(500), &mut found, &mut hashes);
             assert_eq!(&found, out, "two keys {two}, reserved {reserve}");
         }
         assert!(t.room() >= t.len());
@@ -386,10 +413,10 @@ fn integer_tables_keep_no_hashes_and_recompute_them_alike() {
 fn lookup_finds_existing_groups_only_with_the_hashes_assign_uses() {
     let mut t = GroupTable::new(&[KeyKind::Int]);
     let mut out = vec![];
-    unsafe { t.assign(&[&ints(&[Some(1), Some(2), None])], &all(3), &mut out) };
+    t.assign_rows(&[&ints(&[Some(1), Some(2), None])], &all(3), &mut out);
     let probe = ints(&[Some(2), Some(3), None, Some(1), Some(3)]);
     let (mut groups, mut hashes) = (vec![], vec![]);
-    unsafe { t.lookup(&[&probe], &[0, 1, 2, 3, 4], &mut groups, &mut hashes) };
+    t.lookup_rows(&[&probe], &[0, 1, 2, 3, 4], &mut groups, &mut hashes);
     assert_eq!(groups, vec![1, NO_GROUP, 2, 0, NO_GROUP]);
     // Equal keys hash alike, so a spilled key always lands in one partition.
     assert_eq!(hashes[1], hashes[4]);
@@ -440,13 +467,13 @@ fn one_integer_key_groups_as_the_general_table_does() {
             .collect();
         let col = int8s(&keys);
         let rows: Vec<RowIdx> = (0..1024).filter(|r| r % 7 != 3).collect();
-        let made = unsafe { one.assign(&[&col], &rows, &mut a) };
-        assert_eq!(made, unsafe { two.assign(&[&col, &zeros], &rows, &mut b) });
+        let made = one.assign_rows(&[&col], &rows, &mut a);
+        assert_eq!(made, two.assign_rows(&[&col, &zeros], &rows, &mut b));
         assert_eq!(a, b, "batch {batch}");
         let (mut ha, mut hb) = (vec![], vec![]);
         let probe = int8s(&keys.iter().map(|k| k.map(|k| k + 7)).collect::<Vec<_>>());
-        unsafe { one.lookup(&[&probe], &rows, &mut a, &mut ha) };
-        unsafe { two.lookup(&[&probe, &zeros], &rows, &mut b, &mut hb) };
+        one.lookup_rows(&[&probe], &rows, &mut a, &mut ha);
+        two.lookup_rows(&[&probe, &zeros], &rows, &mut b, &mut hb);
         assert_eq!(a, b, "lookup, batch {batch}");
     }
     assert!(one.len() > 30_000, "{} groups", one.len());
@@ -462,13 +489,13 @@ fn many_groups_survive_growth() {
         let a = ints(&(0..1000).map(|i| Some(batch * 1000 + i)).collect::<Vec<_>>());
         let mut b = ints(&(0..1000).map(|i| Some(i % 3)).collect::<Vec<_>>());
         b.validity = Bitmap::all_valid(1000);
-        unsafe { t.assign(&[&a, &b], &all(1000), &mut out) };
+        t.assign_rows(&[&a, &b], &all(1000), &mut out);
         assert_eq!(out[999] as i32, batch * 1000 + 999);
     }
     assert_eq!(t.len(), 50_000);
     let a = ints(&[Some(31_337)]);
     let b = ints(&[Some(31_337 % 1000 % 3)]);
-    unsafe { t.assign(&[&a, &b], &all(1), &mut out) };
+    t.assign_rows(&[&a, &b], &all(1), &mut out);
     assert_eq!(out, vec![31_337]);
     assert!(t.bytes_used() > 50_000 * 16);
 }

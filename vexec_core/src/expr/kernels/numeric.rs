@@ -99,6 +99,8 @@ unsafe fn scaled_into<const CHECK_PLAIN: bool, T: ScaledInt>(
             // only plain 1-byte-header values (the form stored on disk).
             let h = unsafe { *p };
             if h & 0x01 == 0x01 && h != 0x01 {
+                // SAFETY: p is a plain 1-byte-header varlena (checked just above), as
+                // decode_scaled_i64_short requires.
                 if let Some(x) = unsafe { crate::numeric::decode_scaled_i64_short(p, scale) } {
                     o[i] = T::from_i64(x);
                     continue;
@@ -108,6 +110,7 @@ unsafe fn scaled_into<const CHECK_PLAIN: bool, T: ScaledInt>(
             if CHECK_PLAIN && !unsafe { varlena::is_plain(p) } {
                 return None;
             }
+            // SAFETY: plain: either CHECK_PLAIN checked it or the caller vouches for it.
             let payload = unsafe { varlena::bytes(p) };
             match T::decode(payload, scale) {
                 Some(x) => o[i] = x,
@@ -125,6 +128,7 @@ mod tests {
 
     // SAFETY (both): the tests' columns point to live test varlenas.
     fn to_scaled(arg: &Column, scale: u16, sel: &[RowIdx], out: &mut Column) -> Result<(), KernelError> {
+        // SAFETY: see above: the tests' columns point to live test varlenas.
         unsafe { super::to_scaled(arg, scale, sel, out) }
     }
     fn to_scaled_if_plain(
@@ -133,6 +137,7 @@ mod tests {
         sel: &[RowIdx],
         out: &mut Column,
     ) -> Option<Result<(), KernelError>> {
+        // SAFETY: as above.
         unsafe { super::to_scaled_if_plain(arg, scale, sel, out) }
     }
     use crate::numeric::{encode, encode_payload, encode_special, Special};
