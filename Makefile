@@ -34,7 +34,7 @@ help:
 	@echo "make stop    stop it;  make psql: psql on it"
 	@echo "make sql FILE=x.sql PG=19|18   run a file on a fresh temporary cluster"
 	@echo "make check-full   the correctness harness at full size"
-	@echo "make bench-quick / make bench   benchmarks (1 M hits + TPC-H SF 0.1 / 10 M + SF 1)"
+	@echo "make bench-quick / make bench   benchmarks (1 M hits + TPC-H/TPC-DS SF 0.1 / 10 M + SF 1)"
 	@echo "make bench-scan    the VecScan benchmark (10 M-row table)"
 	@echo "make bench-agg     the VecAgg benchmark (10 M-row table, GROUP BY and count(DISTINCT))"
 	@echo "make bench-compare A=x.csv B=y.csv   two result files side by side"

@@ -1,7 +1,7 @@
 """vexecbench: python -m vexecbench {run,report,compare,demo} ...
 
-  run      load the data sets (once) and run ClickBench and TPC-H in every
-           configuration; writes results/<sha>-<time>.csv, .json and a report
+  run      load the data sets (once) and run ClickBench, TPC-H (and TPC-DS,
+           the scan and agg tables on request) in every configuration; writes results/<sha>-<time>.csv, .json and a report
   report   rebuild the report of a results CSV
   compare  two results CSVs side by side; exit 1 on regressions
   demo     off vs auto side by side for a handful of queries (make run)
@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 
-from . import datasets, report, runner, tpch
+from . import datasets, report, runner, tpcds, tpch
 from .cluster import Cluster
 from .datasets import Dataset
 
@@ -33,6 +33,11 @@ def clickbench_queries() -> list[tuple[str, str, str]]:
 def tpch_queries() -> list[tuple[str, str, str]]:
     duck = dict(tpch.duckdb_queries())
     return [(f"Q{n}", q, duck[n]) for n, q in tpch.queries()]
+
+
+def tpcds_queries() -> list[tuple[str, str, str]]:
+    duck = dict(tpcds.duckdb_queries())
+    return [(f"Q{n}", q, duck[n]) for n, q in tpcds.queries()]
 
 
 def parse_list(s: str, conv=str) -> list:
@@ -60,7 +65,7 @@ def cmd_run(args) -> int:
     hits_rows = args.hits_rows or (1_000_000 if args.quick else 10_000_000)
     sf = args.sf or (0.1 if args.quick else 1.0)
     benches = parse_list(args.benchmarks)
-    unknown = set(benches) - {"clickbench", "clickbench-pk", "tpch", "scan", "agg"}
+    unknown = set(benches) - {"clickbench", "clickbench-pk", "tpch", "tpcds", "scan", "agg"}
     if unknown:
         raise SystemExit(f"[bench] --benchmarks: unknown {', '.join(sorted(unknown))}")
     sets = []
@@ -68,6 +73,9 @@ def cmd_run(args) -> int:
     # ClickBench matrix takes hours on a small machine) still has it whole.
     if "tpch" in benches:
         sets.append(("tpch", Dataset("tpch", sf), tpch_queries()))
+    # TPC-DS next: 99 queries at a per-query timeout (--tpcds-timeout).
+    if "tpcds" in benches:
+        sets.append(("tpcds", Dataset("tpcds", sf), tpcds_queries()))
     if "clickbench" in benches:
         sets.append(("clickbench", Dataset("clickbench", hits_rows), clickbench_queries()))
     # "clickbench-pk" names the primary-key set alone (to run or resume it by
@@ -99,7 +107,8 @@ def cmd_run(args) -> int:
     settings.pop("max_parallel_workers_per_gather", None)
     print("[bench] settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()), flush=True)
     print(f"[bench] configurations: {', '.join(c.name for c in cfgs)}; {args.sessions} session(s) each of "
-          f"{args.hot} hot runs after one cold run; timeout {args.timeout:.0f} s", flush=True)
+          f"{args.hot} hot runs after one cold run; timeout {args.timeout:.0f} s "
+          f"(TPC-DS {args.tpcds_timeout:.0f} s)", flush=True)
     r = runner.Runner(cl, out_csv, args.sha, args.hot, args.timeout, resume=bool(args.resume),
                       sessions=args.sessions)
     try:
@@ -108,6 +117,7 @@ def cmd_run(args) -> int:
                 keep = set(parse_list(args.queries))
                 queries = [q for q in queries if q[0] in keep]
             bcfgs = [c for c in cfgs if c.mode != "duckdb" or ds.kind not in ("scan", "agg")]
+            r.timeout_s = args.tpcds_timeout if bench == "tpcds" else args.timeout
             r.run_benchmark(bench, ds.label, ds.name, datasets.duckdb_path(args.state, ds), queries, bcfgs,
                             memory=bench == "agg")
     finally:
@@ -165,12 +175,13 @@ def main(argv=None) -> int:
         s.add_argument("--seed", type=int, default=1)
     sub.choices["demo"].add_argument("--datadir", help="use this running cluster (its socket directory)")
     run = sub.choices["run"]
-    run.add_argument("--quick", action="store_true", help="1 M hits rows and TPC-H SF 0.1")
+    run.add_argument("--quick", action="store_true", help="1 M hits rows, TPC-H and TPC-DS SF 0.1")
     run.add_argument("--hits-rows", type=int)
     run.add_argument("--sf", type=float)
     run.add_argument("--scan-rows", type=int, help="rows of the scan and agg tables")
     run.add_argument("--pk", action="store_true", help="also hits with ClickBench's primary key")
-    run.add_argument("--benchmarks", default="clickbench,tpch", help="clickbench, clickbench-pk, tpch, scan, agg")
+    run.add_argument("--benchmarks", default="clickbench,tpch,tpcds",
+                     help="clickbench, clickbench-pk, tpch, tpcds, scan, agg")
     run.add_argument("--queries", help="only these query names, e.g. Q1,Q6")
     run.add_argument("--modes", default="vanilla,off,auto,force")
     run.add_argument("--workers", default="0,2")
@@ -179,6 +190,8 @@ def main(argv=None) -> int:
     run.add_argument("--sessions", type=positive_int, default=1,
                      help="fresh sessions per query and configuration, in rounds; the best hot run of all counts")
     run.add_argument("--timeout", type=float, default=300.0, help="seconds per query run")
+    run.add_argument("--tpcds-timeout", type=float, default=120.0,
+                     help="seconds per TPC-DS query run (a few take minutes in PostgreSQL)")
     run.add_argument("--sha", default="unknown")
     run.add_argument("--results", required=True)
     run.add_argument("--resume", metavar="CSV",
