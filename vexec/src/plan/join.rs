@@ -460,6 +460,24 @@ unsafe fn consider(
             startup + (*outer).total_cost + probe + (quals.per_tuple + pg_sys::cpu_tuple_cost) * passing;
         let row_cost =
             list_ptrs::<pg_sys::Path>((*joinrel).pathlist).map(|p| (*p).total_cost).reduce(f64::min);
+        // Auto mode on estimates PostgreSQL cannot trust: keep its shape.
+        let untrusted =
+            if mode == Mode::Auto { untrusted_estimates(root, joinrel, outer, inner) } else { None };
+        let mut lost = String::from("another path was cheaper");
+        let mut shape_note = None;
+        let mut total = total;
+        let mut hashclauses: *mut pg_sys::List = std::ptr::null_mut();
+        for k in &keys {
+            hashclauses = pg_sys::lappend(hashclauses, k.rinfo.cast());
+        }
+        if let Some(why) = &untrusted {
+            let row = row_hash_join_cost(root, joinrel, jointype, extra, outer, inner, hashclauses, false);
+            if let Some((cost, note, lost_why)) = keep_shape(why, total, row) {
+                total = cost;
+                shape_note = Some(note);
+                lost = lost_why;
+            }
+        }
 
         let id = report::next_id();
         let mut private: *mut pg_sys::List = std::ptr::null_mut();
@@ -505,10 +523,11 @@ unsafe fn consider(
 
         let vector_inputs =
             [outer, inner].iter().filter(|&&x| (*x).type_ == pg_sys::NodeTag::T_CustomPath).count();
-        let details = vec![format!(
+        let mut details = vec![format!(
             "hash keys: {}; rows: outer {orows:.0}, inner {irows:.0}; vector inputs: {vector_inputs} of 2",
             keys.len()
         )];
+        details.extend(shape_note);
         let parallel = format!("{what} (parallel)");
         let alt = alternative(what, Verdict::Chosen, row_cost, Some(total), details);
         match mode {
@@ -530,7 +549,7 @@ unsafe fn consider(
                 std::ptr::copy_nonoverlapping(cp, copy, 1);
                 report::stash_join_path(joinrel, copy, false);
                 pg_sys::add_path(joinrel, cp.cast());
-                report::record_candidate(alt, id, "another path was cheaper");
+                report::record_candidate(alt, id, lost);
                 for shared in [false, true] {
                     let what = if shared { format!("{parallel}, shared build") } else { parallel.clone() };
                     match partial_path(
@@ -546,7 +565,28 @@ unsafe fn consider(
                         shared,
                     ) {
                         Ok(None) => {}
-                        Ok(Some((pp, id, details))) => {
+                        Ok(Some((pp, id, mut details))) => {
+                            let mut lost = String::from("another path was cheaper");
+                            if let Some(why) = &untrusted {
+                                let total = (*pp).path.total_cost;
+                                let mut inputs = list_ptrs::<pg_sys::Path>((*pp).custom_paths);
+                                let (po, pi) = (inputs.next().unwrap(), inputs.next().unwrap());
+                                let row = row_hash_join_cost(
+                                    root,
+                                    joinrel,
+                                    jointype,
+                                    extra,
+                                    po,
+                                    pi,
+                                    hashclauses,
+                                    shared,
+                                );
+                                if let Some((cost, note, lost_why)) = keep_shape(why, total, row) {
+                                    (*pp).path.total_cost = cost;
+                                    details.push(note);
+                                    lost = lost_why;
+                                }
+                            }
                             let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>())
                                 as *mut pg_sys::CustomPath;
                             std::ptr::copy_nonoverlapping(pp, copy, 1);
@@ -554,7 +594,7 @@ unsafe fn consider(
                             let total = (*pp).path.total_cost;
                             pg_sys::add_partial_path(joinrel, pp.cast());
                             let alt = alternative(what, Verdict::Chosen, None, Some(total), details);
-                            report::record_candidate(alt, id, "another path was cheaper");
+                            report::record_candidate(alt, id, lost);
                         }
                         Err(why) => {
                             report::record(alternative(what, Verdict::NotPossible(why), None, None, vec![]))
@@ -564,6 +604,118 @@ unsafe fn consider(
             }
         }
     }
+}
+
+/// How far under PostgreSQL's own hash join of the same inputs a vector
+/// join is costed on untrusted estimates: enough to break a tie, too little
+/// to move the plan onto another join order or method.
+const SHAPE_MARGIN: f64 = 0.01;
+
+/// Why PostgreSQL's row estimates for `joinrel` cannot be trusted, if they
+/// cannot: it clamped the estimate to one row, or one of the joined
+/// relations is a CTE scan or the output of a subquery, a function or a
+/// VALUES list, whose columns have no statistics (join selectivities are
+/// then defaults). A row plan on such estimates survives by the luck of its
+/// shape; a vector join's lower cost can move the plan onto a shape that
+/// does not (TPC-DS q57: a self-join of a CTE estimated at one row that
+/// meets every row of a group with every other).
+unsafe fn untrusted_estimates(
+    root: *mut pg_sys::PlannerInfo,
+    joinrel: *mut pg_sys::RelOptInfo,
+    outer: *mut pg_sys::Path,
+    inner: *mut pg_sys::Path,
+) -> Option<String> {
+    use pg_sys::RTEKind::*;
+    // SAFETY: live planner data (caller's contract); simple_rte_array has an
+    // entry for every relid of the query.
+    unsafe {
+        if (*joinrel).rows <= 1.0 && ((*outer).rows > 1.0 || (*inner).rows > 1.0) {
+            return Some("the join's row estimate is clamped to 1".into());
+        }
+        let mut i = -1;
+        loop {
+            i = pg_sys::bms_next_member((*joinrel).relids, i);
+            if i < 0 {
+                return None;
+            }
+            let rte = *(*root).simple_rte_array.add(i as usize);
+            if rte.is_null() {
+                continue;
+            }
+            let kind = match (*rte).rtekind {
+                RTE_CTE => "a CTE scan",
+                RTE_SUBQUERY => "a subquery's output",
+                RTE_FUNCTION | RTE_TABLEFUNC => "a function's output",
+                RTE_VALUES => "a VALUES list",
+                _ => continue,
+            };
+            return Some(format!(
+                "{} is {kind} without statistics",
+                rel_names(root, pg_sys::bms_make_singleton(i))
+            ));
+        }
+    }
+}
+
+/// What PostgreSQL's own hash join of `outer` and `inner` on `hashclauses`
+/// costs (its total cost), as its planner computes it.
+#[allow(clippy::too_many_arguments)]
+unsafe fn row_hash_join_cost(
+    root: *mut pg_sys::PlannerInfo,
+    joinrel: *mut pg_sys::RelOptInfo,
+    jointype: pg_sys::JoinType::Type,
+    extra: *mut pg_sys::JoinPathExtraData,
+    outer: *mut pg_sys::Path,
+    inner: *mut pg_sys::Path,
+    hashclauses: *mut pg_sys::List,
+    parallel_hash: bool,
+) -> f64 {
+    // SAFETY: live planner data of the join being considered (caller's
+    // contract); the HashPath is made in the planner's context and dropped.
+    unsafe {
+        let mut ws: pg_sys::JoinCostWorkspace = std::mem::zeroed();
+        pg_sys::initial_cost_hashjoin(
+            root,
+            &mut ws,
+            jointype,
+            hashclauses,
+            outer,
+            inner,
+            extra,
+            parallel_hash,
+        );
+        let hp = pg_sys::create_hashjoin_path(
+            root,
+            joinrel,
+            jointype,
+            &mut ws,
+            extra,
+            outer,
+            inner,
+            parallel_hash,
+            (*extra).restrictlist,
+            std::ptr::null_mut(),
+            hashclauses,
+        );
+        (*hp).jpath.path.total_cost
+    }
+}
+
+/// For a vector join of total cost `total` on untrusted estimates (`why`),
+/// where PostgreSQL's own hash join of the same inputs costs `row`: the
+/// vector join is costed no lower than `row` less [`SHAPE_MARGIN`], so it
+/// replaces a hash join PostgreSQL would choose and nothing else. Returns
+/// the new cost, the report's note and why the path lost if it does; None
+/// when its own cost is already that high.
+fn keep_shape(why: &str, total: f64, row: f64) -> Option<(f64, String, String)> {
+    let floor = row * (1.0 - SHAPE_MARGIN);
+    if total >= floor {
+        return None;
+    }
+    let note = format!(
+        "estimates not trusted ({why}): costed as PostgreSQL's hash join of the same inputs ({row:.2}) less 1%, not {total:.2}"
+    );
+    Some((floor, note, format!("estimates not trusted ({why}): no cheaper than PostgreSQL's joins")))
 }
 
 /// Pages of `rows` rows of `width` bytes in a temporary file.

@@ -28,7 +28,7 @@ struct Planning {
     report: Option<Report>,
     /// Alternatives added as paths: (index in the report, path id, why it
     /// lost if it was not chosen).
-    candidates: Vec<(usize, u32, &'static str)>,
+    candidates: Vec<(usize, u32, String)>,
     /// Ids of the vector paths turned into plan nodes.
     chosen: Vec<u32>,
     cursor_options: i32,
@@ -60,11 +60,11 @@ pub fn record(alt: Alternative) {
 
 /// Record an alternative that was added as a path with `id`: it is chosen if
 /// the path becomes a plan node (`mark_chosen`), else it lost for `lost`.
-pub fn record_candidate(alt: Alternative, id: u32, lost: &'static str) {
+pub fn record_candidate(alt: Alternative, id: u32, lost: impl Into<String>) {
     PLANNING.with(|p| {
         if let Some(Planning { report: Some(report), candidates, .. }) = p.borrow_mut().last_mut() {
             report.alternatives.push(alt);
-            candidates.push((report.alternatives.len() - 1, id, lost));
+            candidates.push((report.alternatives.len() - 1, id, lost.into()));
         }
     });
 }
@@ -242,7 +242,7 @@ fn finish(pl: Planning) -> Option<Report> {
     let mut report = pl.report?;
     for (idx, id, lost) in pl.candidates {
         report.alternatives[idx].verdict =
-            if pl.chosen.contains(&id) { Verdict::Chosen } else { Verdict::NotChosen(lost.into()) };
+            if pl.chosen.contains(&id) { Verdict::Chosen } else { Verdict::NotChosen(lost) };
     }
     Some(report)
 }
