@@ -15,4 +15,22 @@ pub const AGG_FINALIZE: &CStr = c"VecAggFinalize";
 pub const HASH_JOIN: &CStr = c"VecHashJoin";
 pub const SORT: &CStr = c"VecSort";
 
+/// The name text EXPLAIN gives each node in place of PostgreSQL's
+/// "Custom Scan (VecScan)", so plans read like PostgreSQL's own ("Vec Seq
+/// Scan on t", "Parallel Vec Seq Scan on t"). Structured formats keep the
+/// "Custom Scan" node type with "Custom Plan Provider": "VecScan".
+pub fn display_name(custom_name: &CStr) -> Option<&'static str> {
+    [
+        (SCAN, "Vec Seq Scan"),
+        (AGG, "Vec Aggregate"),
+        (AGG_PARTIAL, "Partial Vec Aggregate"),
+        (AGG_FINALIZE, "Finalize Vec Aggregate"),
+        (SORT, "Vec Sort"),
+        (HASH_JOIN, "Vec Hash Join"),
+    ]
+    .into_iter()
+    .find(|(name, _)| *name == custom_name)
+    .map(|(_, display)| display)
+}
+
 pub use vexec_core::plan_data::AggSplit;

@@ -387,7 +387,34 @@ unsafe extern "C-unwind" fn explain<N: VecNode>(
     es: *mut pg_sys::ExplainState,
 ) {
     // SAFETY: as in exec; es is the running EXPLAIN.
-    unsafe { state::<N>(node).explain(node, ancestors, es) }
+    unsafe {
+        if (*es).format == pg_sys::ExplainFormat::EXPLAIN_FORMAT_TEXT {
+            rename_label(node, es);
+        }
+        state::<N>(node).explain(node, ancestors, es)
+    }
+}
+
+/// Text EXPLAIN has just printed this node's label, "Custom Scan (VecAgg)":
+/// give it the node's display name (`nodes::display_name`). Done here, per
+/// node, so every printer of plans shows the same names: EXPLAIN,
+/// auto_explain, anything else calling ExplainPrintPlan.
+unsafe fn rename_label(node: *mut pg_sys::CustomScanState, es: *mut pg_sys::ExplainState) {
+    // SAFETY: node is a live CustomScanState of a CustomScan plan; es->str holds len bytes at data.
+    unsafe {
+        let plan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+        let custom_name = CStr::from_ptr((*(*plan).methods).CustomName);
+        let Some(display) = crate::nodes::display_name(custom_name) else { return };
+        let label = format!("Custom Scan ({})", custom_name.to_string_lossy());
+        let s = (*es).str_;
+        let text = std::slice::from_raw_parts((*s).data as *const u8, (*s).len as usize);
+        let Some(at) = text.windows(label.len()).rposition(|w| w == label.as_bytes()) else { return };
+        let tail = text[at + label.len()..].to_vec();
+        (*s).len = at as i32;
+        *(*s).data.add(at) = 0;
+        pg_sys::appendBinaryStringInfo(s, display.as_ptr().cast(), display.len() as i32);
+        pg_sys::appendBinaryStringInfo(s, tail.as_ptr().cast(), tail.len() as i32);
+    }
 }
 
 #[pg_guard]

@@ -79,44 +79,11 @@ unsafe extern "C-unwind" fn vexec_per_plan(
         if let Some(prev) = PREV_PER_PLAN_HOOK {
             prev(pstmt, into, es, query_string, params, query_env);
         }
-        if (*es).format == pg_sys::ExplainFormat::EXPLAIN_FORMAT_TEXT {
-            rename_nodes(es);
-        }
         let state = pg_sys::GetExplainExtensionState(es, EXTENSION_ID) as *mut VexecOptions;
         if state.is_null() || !(*state).enabled {
             return;
         }
         print_report(report::find(pstmt).as_ref(), es);
-    }
-}
-
-/// PostgreSQL prints a custom scan as "Custom Scan (VecScan)"; in text
-/// output vexec's nodes read like PostgreSQL's own ("Vec Seq Scan on t",
-/// "Parallel Vec Seq Scan on t"). Structured formats keep PostgreSQL's
-/// "Custom Scan" node type with "Custom Plan Provider": "VecScan".
-unsafe fn rename_nodes(es: *mut pg_sys::ExplainState) {
-    const RENAMES: [(&str, &str); 6] = [
-        ("Custom Scan (VecScan)", "Vec Seq Scan"),
-        ("Custom Scan (VecAgg)", "Vec Aggregate"),
-        ("Custom Scan (VecAggPartial)", "Partial Vec Aggregate"),
-        ("Custom Scan (VecAggFinalize)", "Finalize Vec Aggregate"),
-        ("Custom Scan (VecSort)", "Vec Sort"),
-        ("Custom Scan (VecHashJoin)", "Vec Hash Join"),
-    ];
-    // SAFETY: es is the running EXPLAIN; its str_ holds len bytes at data.
-    unsafe {
-        let s = (*es).str_;
-        let bytes = std::slice::from_raw_parts((*s).data as *const u8, (*s).len as usize);
-        let Ok(text) = std::str::from_utf8(bytes) else { return };
-        if !RENAMES.iter().any(|(from, _)| text.contains(from)) {
-            return;
-        }
-        let mut out = text.to_string();
-        for (from, to) in RENAMES {
-            out = out.replace(from, to);
-        }
-        pg_sys::resetStringInfo(s);
-        append(es, &out);
     }
 }
 

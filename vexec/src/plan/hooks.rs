@@ -1,5 +1,6 @@
 //! The planner hooks vexec chains into, in one place: each calls the hook
-//! installed before vexec's first, then vexec's part for each node kind.
+//! installed before vexec's first, then vexec's part for each node kind
+//! (set_rel_pathlist the other way round; see there).
 //! (The planner_hook that keeps EXPLAIN (VEXEC)'s report is in `report`;
 //! EXPLAIN's option and per-plan hooks are in `explain`.)
 
@@ -36,10 +37,14 @@ unsafe extern "C-unwind" fn set_rel_pathlist(
 ) {
     // SAFETY: PostgreSQL's arguments, passed on.
     unsafe {
+        // Here vexec's part comes first: an extension that rebuilds the
+        // relation's paths after (pg_hint_plan on PostgreSQL 18, whichever
+        // order the libraries load in) then has the last word, and
+        // `scan::vector_scan_of` notices it.
+        scan::set_rel_pathlist(root, rel, rti, rte);
         if let Some(prev) = PREV_REL_PATHLIST {
             prev(root, rel, rti, rte);
         }
-        scan::set_rel_pathlist(root, rel, rti, rte);
     }
 }
 

@@ -29,6 +29,7 @@ use vexec_core::report::{Alternative, Verdict};
 
 use super::cost;
 use super::report;
+use super::{enabled, scan};
 use crate::catalog::{key_kind, type_name};
 use crate::settings::{self, Mode};
 use vexec_core::plan_data::{JoinKeySpec, JoinPlanData};
@@ -195,7 +196,7 @@ unsafe fn input_path(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::Path> 
     // SAFETY: rel is a live RelOptInfo of the planner (caller's contract).
     unsafe {
         if (*rel).reloptkind == pg_sys::RelOptKind::RELOPT_BASEREL {
-            if let Some(p) = report::scan_path_of(rel) {
+            if let Some(p) = scan::vector_scan_of(rel, false) {
                 if (*p).path.param_info.is_null() {
                     return Some(p.cast());
                 }
@@ -504,8 +505,12 @@ unsafe fn consider(
         // of a parallel join) when its inputs are; not parallel aware.
         p.parallel_safe = (*joinrel).consider_parallel && (*outer).parallel_safe && (*inner).parallel_safe;
         p.rows = rows;
-        p.disabled_nodes =
-            (*outer).disabled_nodes + (*inner).disabled_nodes + (!pg_sys::enable_hashjoin) as i32;
+        p.disabled_nodes = (*outer).disabled_nodes
+            + (*inner).disabled_nodes
+            + enabled::hash_join_disabled(extra, false) as i32;
+        if enabled::hash_join_disabled(extra, false) {
+            lost = "hash joins are disabled for this join (enable_hashjoin or a planner hint)".into();
+        }
         p.startup_cost = startup;
         p.total_cost = total;
         (*cp).custom_paths =
@@ -824,8 +829,9 @@ unsafe fn partial_path(
         p.rows = rows;
         p.startup_cost = startup;
         p.total_cost = total;
-        p.disabled_nodes =
-            (*outer).disabled_nodes + (*build_input).disabled_nodes + (!pg_sys::enable_hashjoin) as i32;
+        p.disabled_nodes = (*outer).disabled_nodes
+            + (*build_input).disabled_nodes
+            + enabled::hash_join_disabled(extra, true) as i32;
         (*cp).custom_paths =
             pg_sys::lappend(pg_sys::lappend(std::ptr::null_mut(), outer.cast()), build_input.cast());
         (*cp).custom_private = private;
@@ -850,7 +856,7 @@ unsafe fn partial_input_path(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys
     // SAFETY: rel is a live RelOptInfo of the planner (caller's contract).
     unsafe {
         let scan = match (*rel).reloptkind {
-            pg_sys::RelOptKind::RELOPT_BASEREL => report::partial_scan_path_of(rel).map(|p| p.cast()),
+            pg_sys::RelOptKind::RELOPT_BASEREL => scan::vector_scan_of(rel, true).map(|p| p.cast()),
             _ => None,
         };
         let p = scan.or_else(|| list_ptrs::<pg_sys::Path>((*rel).partial_pathlist).next())?;

@@ -3,6 +3,7 @@
 
 pub mod agg;
 pub mod cost;
+pub mod enabled;
 pub mod explain;
 pub mod hooks;
 pub mod join;

@@ -35,8 +35,8 @@ struct Planning {
     /// Per base relation (RelOptInfo address), a copy of its non-parallel
     /// VecScan path, for vector parents (VecAgg) to build on whether or not
     /// add_path kept it.
-    scan_paths: Vec<(usize, *mut pg_sys::CustomPath)>,
-    partial_scan_paths: Vec<(usize, *mut pg_sys::CustomPath)>,
+    scan_paths: Vec<(usize, StashedScan)>,
+    partial_scan_paths: Vec<(usize, StashedScan)>,
     /// Per join relation, a copy of each VecHashJoin path offered (for
     /// VecAgg over a join).
     join_paths: Vec<(usize, *mut pg_sys::CustomPath)>,
@@ -87,29 +87,33 @@ pub fn mark_chosen(id: u32) {
     });
 }
 
-/// cursorOptions of the statement being planned.
-pub fn stash_scan_path(rel: *mut pg_sys::RelOptInfo, path: *mut pg_sys::CustomPath) {
+/// A copy of a VecScan path kept for vector parents, whether the path it
+/// copies was added to the relation's path list (auto and force modes), and
+/// whether it was still there right after add_path.
+#[derive(Clone, Copy)]
+pub struct StashedScan {
+    pub path: *mut pg_sys::CustomPath,
+    pub added: bool,
+    pub listed: bool,
+}
+
+/// Keep a copy of the VecScan path of `rel` (`partial`: the parallel-aware one).
+pub fn stash_scan_path(rel: *mut pg_sys::RelOptInfo, scan: StashedScan, partial: bool) {
     PLANNING.with(|p| {
         if let Some(pl) = p.borrow_mut().last_mut() {
-            pl.scan_paths.push((rel as usize, path));
+            let list = if partial { &mut pl.partial_scan_paths } else { &mut pl.scan_paths };
+            list.push((rel as usize, scan));
         }
     });
 }
 
-/// Keep a copy of the partial (parallel-aware) VecScan path of `rel`.
-pub fn stash_partial_scan_path(rel: *mut pg_sys::RelOptInfo, path: *mut pg_sys::CustomPath) {
-    PLANNING.with(|p| {
-        if let Some(pl) = p.borrow_mut().last_mut() {
-            pl.partial_scan_paths.push((rel as usize, path));
-        }
-    });
-}
-
-/// The partial VecScan path of `rel` in the statement being planned.
-pub fn partial_scan_path_of(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::CustomPath> {
+/// The VecScan path of `rel` kept in the statement being planned
+/// (`partial`: the parallel-aware one); see `scan::vector_scan_of`.
+pub fn stashed_scan(rel: *mut pg_sys::RelOptInfo, partial: bool) -> Option<StashedScan> {
     PLANNING.with(|p| {
         p.borrow().last().and_then(|pl| {
-            pl.partial_scan_paths.iter().rev().find(|(r, _)| *r == rel as usize).map(|(_, p)| *p)
+            let list = if partial { &pl.partial_scan_paths } else { &pl.scan_paths };
+            list.iter().rev().find(|(r, _)| *r == rel as usize).map(|(_, s)| *s)
         })
     })
 }
@@ -142,14 +146,7 @@ pub fn join_path_of(rel: *mut pg_sys::RelOptInfo, partial: bool) -> Option<*mut 
     })
 }
 
-pub fn scan_path_of(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::CustomPath> {
-    PLANNING.with(|p| {
-        p.borrow()
-            .last()
-            .and_then(|pl| pl.scan_paths.iter().rev().find(|(r, _)| *r == rel as usize).map(|(_, p)| *p))
-    })
-}
-
+/// cursorOptions of the statement being planned.
 pub fn cursor_options() -> i32 {
     PLANNING.with(|p| p.borrow().last().map_or(0, |pl| pl.cursor_options))
 }

@@ -8,8 +8,9 @@
 //!   `enable_seqscan = off` disables them), so the vector scan replaces every
 //!   sequential scan it can; index and bitmap scans still compete on cost.
 //!
-//! `enable_seqscan = off` disables the vector scan too (it is a sequential
-//! scan), and `vexec.enable_scan = off` stops it being considered. Every
+//! A vector scan is a sequential scan: it is disabled wherever PostgreSQL's
+//! is (`enable_seqscan = off`, a pg_hint_plan scan hint; see
+//! `plan::enabled`), and `vexec.enable_scan = off` stops it being considered. Every
 //! refusal is recorded with its reason for EXPLAIN (VEXEC).
 
 use std::ffi::CStr;
@@ -20,6 +21,7 @@ use pgrx::prelude::*;
 use vexec_core::report::{Alternative, Verdict};
 
 use super::cost::{self, ExprCosts};
+use super::enabled;
 use super::report;
 use crate::expr::compile::Compiler;
 use crate::pgutil::list_ptrs;
@@ -197,7 +199,7 @@ unsafe fn consider(
             }
         }
         let details = vec![format!("quals: {kq} kernel ({steps} steps), {fq} fallback")];
-        let disabled = if pg_sys::enable_seqscan { 0 } else { 1 };
+        let disabled = enabled::seq_scan_disabled(rel, false) as i32;
 
         let margin = |(row, vec): (cost::Cost, cost::Cost)| match mode {
             Mode::Auto => (row, cost::with_index_margin(row, vec, settings::INDEX_MARGIN.get())),
@@ -209,8 +211,7 @@ unsafe fn consider(
         // add_path may free the path; vector parents get a copy.
         let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
         std::ptr::copy_nonoverlapping(path, copy, 1);
-        report::stash_scan_path(rel, copy);
-        offer(
+        let (added, listed) = offer(
             rel,
             mode,
             path,
@@ -225,6 +226,7 @@ unsafe fn consider(
             ),
             false,
         );
+        report::stash_scan_path(rel, report::StashedScan { path: copy, added, listed }, false);
 
         // A parallel vector scan under Gather, where a parallel scan could be.
         if (*rel).consider_parallel && pg_sys::max_parallel_workers_per_gather > 0 {
@@ -237,14 +239,14 @@ unsafe fn consider(
             if workers > 0 {
                 let (prow, pvec) = margin(cost::seq_scan(rel, &ec, workers));
                 let pid = report::next_id();
-                let ppath = make_path(rel, pvec, disabled, pid, workers);
+                let pdisabled = enabled::seq_scan_disabled(rel, true) as i32;
+                let ppath = make_path(rel, pvec, pdisabled, pid, workers);
                 let copy =
                     pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
                 std::ptr::copy_nonoverlapping(ppath, copy, 1);
-                report::stash_partial_scan_path(rel, copy);
                 let mut d = details;
                 d.push(format!("{workers} workers planned"));
-                offer(
+                let (added, listed) = offer(
                     rel,
                     mode,
                     ppath,
@@ -259,12 +261,14 @@ unsafe fn consider(
                     ),
                     true,
                 );
+                report::stash_scan_path(rel, report::StashedScan { path: copy, added, listed }, true);
             }
         }
     }
 }
 
-/// Add the path as the mode says, and record it.
+/// Add the path as the mode says, and record it: whether it was added, and
+/// whether it is in the relation's path list afterwards (add_path kept it).
 unsafe fn offer(
     rel: *mut pg_sys::RelOptInfo,
     mode: Mode,
@@ -272,18 +276,20 @@ unsafe fn offer(
     id: u32,
     mut alt: Alternative,
     partial: bool,
-) {
+) -> (bool, bool) {
     // SAFETY: the planner's live data (caller's contract); add_path/add_partial_path take paths
     // made in the planner's context.
     unsafe {
         match mode {
-            Mode::Off => {}
+            Mode::Off => (false, false),
             Mode::Explain => {
                 alt.verdict = Verdict::NotChosen("explain mode".into());
                 report::record(alt);
+                (false, false)
             }
             Mode::Auto | Mode::Force => {
-                if mode == Mode::Force {
+                let disabled = (*path).path.disabled_nodes > 0;
+                if mode == Mode::Force && !disabled {
                     disable_seq_scans(if partial { (*rel).partial_pathlist } else { (*rel).pathlist });
                 }
                 if partial {
@@ -291,10 +297,55 @@ unsafe fn offer(
                 } else {
                     pg_sys::add_path(rel, path as *mut pg_sys::Path);
                 }
-                let lost = "another path was cheaper";
+                let lost = if disabled {
+                    "sequential scans are disabled for this relation (enable_seqscan or a planner hint)"
+                } else {
+                    "another path was cheaper"
+                };
                 report::record_candidate(alt, id, lost);
+                // (Compares the pointer only: add_path frees a path it rejects.)
+                let list = if partial { (*rel).partial_pathlist } else { (*rel).pathlist };
+                (true, list_ptrs::<pg_sys::Path>(list).any(|p| std::ptr::eq(p, path.cast())))
             }
         }
+    }
+}
+
+/// The VecScan path a vector parent (VecAgg, VecHashJoin) reads `rel`
+/// through (`partial`: the parallel-aware one): the copy kept when it was
+/// offered, unless the relation's paths were rebuilt since. pg_hint_plan on
+/// PostgreSQL 18 rebuilds the paths of a relation named in a scan or
+/// Parallel hint after vexec offered its own: it drops them all and makes
+/// PostgreSQL's again with the hint's settings in force, calling no hook,
+/// and restores the settings after. A vector scan that was in the list and
+/// is gone was offered under settings the hint overrides, so it must not
+/// come back through a parent. On 18 a vector scan that add_path did not
+/// keep cannot be told apart from one a hint would have disabled, so there
+/// parents read a vector scan only while it is among the relation's paths;
+/// on 19 a hint narrows the relation's strategy mask before any path is
+/// made (`plan::enabled`), so the kept copy is always what the hint allows.
+///
+/// # Safety
+/// `rel` is the planner's live RelOptInfo.
+pub(super) unsafe fn vector_scan_of(
+    rel: *mut pg_sys::RelOptInfo,
+    partial: bool,
+) -> Option<*mut pg_sys::CustomPath> {
+    // SAFETY: rel and its path lists are live planner data (this function's contract).
+    unsafe {
+        let kept = report::stashed_scan(rel, partial)?;
+        let list = if partial { (*rel).partial_pathlist } else { (*rel).pathlist };
+        // (Through the projections the scan/join target may have put on it.)
+        let is_vec_scan = |p: *mut pg_sys::Path| {
+            let p = super::projected(p);
+            (*p).type_ == pg_sys::NodeTag::T_CustomPath
+                && std::ptr::eq((*(p as *mut pg_sys::CustomPath)).methods, &PATH_METHODS.0)
+        };
+        let checked = kept.added && (kept.listed || cfg!(feature = "pg18"));
+        if checked && !list_ptrs::<pg_sys::Path>(list).any(is_vec_scan) {
+            return None;
+        }
+        Some(kept.path)
     }
 }
 

@@ -612,7 +612,7 @@ unsafe fn input_path(rel: *mut pg_sys::RelOptInfo) -> Option<*mut pg_sys::Custom
     // SAFETY: rel is a live RelOptInfo (caller's contract).
     unsafe {
         match (*rel).reloptkind {
-            pg_sys::RelOptKind::RELOPT_BASEREL => report::scan_path_of(rel),
+            pg_sys::RelOptKind::RELOPT_BASEREL => super::scan::vector_scan_of(rel, false),
             pg_sys::RelOptKind::RELOPT_JOINREL => report::join_path_of(rel, false),
             _ => None,
         }
@@ -650,7 +650,7 @@ unsafe fn consider_parallel(
     // SAFETY: the planner's live data (caller's contract).
     unsafe {
         let partial_input = match (*input_rel).reloptkind {
-            pg_sys::RelOptKind::RELOPT_BASEREL => report::partial_scan_path_of(input_rel),
+            pg_sys::RelOptKind::RELOPT_BASEREL => super::scan::vector_scan_of(input_rel, true),
             pg_sys::RelOptKind::RELOPT_JOINREL => report::join_path_of(input_rel, true),
             _ => None,
         };
