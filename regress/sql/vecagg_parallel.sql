@@ -71,4 +71,9 @@ SET search_path = public;
 SET work_mem = '64kB';
 SELECT par_same($$SELECT t, count(*), max(id), sum(n) FROM vp GROUP BY t$$);
 RESET work_mem;
+-- array_agg of whole rows (anonymous records): its internal state would be
+-- serialized with record_send and read back with record_recv, which cannot
+-- read an anonymous record; PostgreSQL aggregates it without partial
+-- states, and so does vexec (it used to fail in force mode).
+SELECT par_same($$SELECT array_dims(array_agg(s)) FROM (SELECT id, k FROM vp) s$$);
 DROP TABLE vp;

@@ -11,6 +11,7 @@ use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 
 mod catalog;
+mod egress;
 mod exec;
 mod expr;
 mod nodes;

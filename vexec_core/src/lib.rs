@@ -6,6 +6,7 @@
 //! crate `vexec` binds them to PostgreSQL.
 
 pub mod agg;
+pub mod arrow;
 pub mod batch;
 pub mod cost;
 pub mod expr;

@@ -341,6 +341,31 @@ pub(super) unsafe fn fmgr_combines(aggref: *mut pg_sys::Aggref) -> Result<(), St
         {
             return Err(format!("{agg} has an internal state without serialization functions"));
         }
+        if a.aggtranstype == pg_sys::INTERNALOID {
+            // As PostgreSQL's agg_args_support_sendreceive(): an internal
+            // state is serialized with its arguments' send and receive
+            // functions (array_agg's), and record_recv cannot read an
+            // anonymous record back.
+            for tle in crate::pgutil::list_ptrs::<pg_sys::TargetEntry>(a.args) {
+                let t = pg_sys::exprType((*tle).expr.cast());
+                let io_function = |which| {
+                    let (mut len, mut byval, mut align, mut delim) =
+                        (0i16, false, 0 as std::ffi::c_char, 0 as std::ffi::c_char);
+                    let (mut param, mut func) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
+                    pg_sys::get_type_io_data(
+                        t, which, &mut len, &mut byval, &mut align, &mut delim, &mut param, &mut func,
+                    );
+                    func
+                };
+                let send = io_function(pg_sys::IOFuncSelector::IOFunc_send);
+                let recv = io_function(pg_sys::IOFuncSelector::IOFunc_receive);
+                if t == pg_sys::RECORDOID || send == pg_sys::InvalidOid || recv == pg_sys::InvalidOid {
+                    return Err(format!(
+                        "{agg}'s state cannot be serialized: an argument's type has no usable binary I/O"
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 }

@@ -1,0 +1,57 @@
+-- vexec.arrow_ipc(query): a query's result as an Arrow IPC stream (the first
+-- slice of the Arrow egress; values are checked by reading the stream back
+-- in the #[pg_test]s of vexec/src/egress.rs). Here: the stream's framing,
+-- the caller's privileges and row level security, and the errors.
+SET search_path = public;
+\set VERBOSITY terse
+
+-- An IPC stream: messages framed by the 0xFFFFFFFF continuation marker,
+-- ended by the end-of-stream marker (continuation, zero length).
+SELECT substr(s, 1, 4) = '\xffffffff'::bytea AS starts_with_a_message,
+       substr(s, length(s) - 7) = '\xffffffff00000000'::bytea AS ends_the_stream
+FROM vexec.arrow_ipc('SELECT g AS id, g::text AS label FROM generate_series(1, 20000) g') s;
+-- An empty result is a schema and the end marker.
+SELECT length(vexec.arrow_ipc('SELECT 1 AS x WHERE false')) < length(vexec.arrow_ipc('SELECT 1 AS x'))
+  AS empty_is_shorter;
+
+-- The query runs as the caller: privileges and row level security hold.
+CREATE TABLE ae_secret (id int, owner text);
+INSERT INTO ae_secret VALUES (1, 'ae_reader'), (2, 'someone else');
+ALTER TABLE ae_secret ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_rows ON ae_secret USING (owner = current_user);
+CREATE ROLE ae_reader;
+CREATE ROLE ae_stranger;
+GRANT SELECT ON ae_secret TO ae_reader;
+GRANT USAGE ON SCHEMA vexec TO ae_reader, ae_stranger;
+SET ROLE ae_stranger;
+SELECT vexec.arrow_ipc('SELECT * FROM ae_secret');
+RESET ROLE;
+SET ROLE ae_reader;
+-- One row visible: the same stream as for a one-row literal of the same shape.
+SELECT vexec.arrow_ipc('SELECT id, owner FROM ae_secret')
+     = vexec.arrow_ipc($$SELECT 1 AS id, 'ae_reader'::text AS owner$$) AS only_own_rows;
+RESET ROLE;
+
+-- Values Arrow cannot hold, and types without a mapping yet: errors with
+-- SQLSTATEs, never a wrong value.
+CREATE FUNCTION ae_error(q text) RETURNS text LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM vexec.arrow_ipc(q);
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ': ' || SQLERRM;
+END $fn$;
+SELECT ae_error($$SELECT 'infinity'::timestamptz AS t$$);
+SELECT ae_error($$SELECT '-infinity'::date AS d$$);
+SELECT ae_error($$SELECT 'NaN'::numeric(10,2) AS n$$);
+SELECT ae_error($$SELECT point(1, 2) AS p$$);
+SELECT ae_error('SELECT 1 +');
+SELECT ae_error('INSERT INTO ae_secret VALUES (3, $$x$$)');
+SELECT count(*) AS rows_unchanged FROM ae_secret;
+-- A numeric without a precision Arrow can hold travels as its exact text.
+SELECT ae_error($$SELECT 1e100::numeric AS big, 'NaN'::numeric AS nan$$);
+
+DROP TABLE ae_secret;
+DROP FUNCTION ae_error;
+REVOKE USAGE ON SCHEMA vexec FROM ae_reader, ae_stranger;
+DROP ROLE ae_reader, ae_stranger;
