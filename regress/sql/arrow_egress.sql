@@ -44,6 +44,8 @@ END $fn$;
 SELECT ae_error($$SELECT 'infinity'::timestamptz AS t$$);
 SELECT ae_error($$SELECT '-infinity'::date AS d$$);
 SELECT ae_error($$SELECT 'NaN'::numeric(10,2) AS n$$);
+SELECT ae_error($$SELECT time '24:00:00' AS t$$);
+SELECT ae_error($$SELECT 'infinity'::interval AS i$$);
 SELECT ae_error($$SELECT point(1, 2) AS p$$);
 SELECT ae_error('SELECT 1 +');
 SELECT ae_error('INSERT INTO ae_secret VALUES (3, $$x$$)');

@@ -99,7 +99,12 @@ unsafe fn start(desc: pg_sys::TupleDesc) -> (Vec<Reader>, BatchBuilder, IpcStrea
             let type_name = CStr::from_ptr(pg_sys::format_type_with_typemod(type_oid, typmod))
                 .to_string_lossy()
                 .into_owned();
-            let Ok(kind) = ColumnType::of(type_oid.to_u32(), typmod) else {
+            let kind = if pg_sys::get_typtype(type_oid) == pg_sys::TYPTYPE_ENUM as c_char {
+                Ok(ColumnType::EnumLabel)
+            } else {
+                ColumnType::of(type_oid.to_u32(), typmod)
+            };
+            let Ok(kind) = kind else {
                 error(
                     PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
                     format!(
@@ -163,6 +168,22 @@ impl Reader {
                             .unwrap_or_else(|e| self.unrepresentable(e));
                         builder.push(col, Value::Micros(us))
                     }
+                    ColumnType::Uuid => builder
+                        .push(col, Value::Bytes(std::slice::from_raw_parts(datum.cast_mut_ptr::<u8>(), 16))),
+                    ColumnType::Time64Micros => {
+                        let us = convert::time64_micros(datum.value() as i64)
+                            .unwrap_or_else(|e| self.unrepresentable(e));
+                        builder.push(col, Value::Micros(us))
+                    }
+                    ColumnType::IntervalMonthDayNano => {
+                        let iv = datum.cast_mut_ptr::<pg_sys::Interval>();
+                        let (m, d, n) = convert::interval_month_day_nano((*iv).month, (*iv).day, (*iv).time)
+                            .unwrap_or_else(|e| self.unrepresentable(e));
+                        builder.push(col, Value::Interval(m, d, n))
+                    }
+                    ColumnType::Json | ColumnType::EnumLabel => {
+                        builder.push(col, Value::Str(&utf8(&self.output_bytes(datum))))
+                    }
                     ColumnType::Decimal128 { precision, scale } => {
                         let text = self.output_text(datum);
                         let v = convert::decimal128(&text, precision, scale)
@@ -176,18 +197,28 @@ impl Reader {
         }
     }
 
-    /// The value's text from its type's output function.
+    /// The value's text from its type's output function, in the database's
+    /// encoding.
+    ///
+    /// # Safety
+    /// As `push`.
+    unsafe fn output_bytes(&self, datum: pg_sys::Datum) -> Vec<u8> {
+        // SAFETY: datum is a value of the column's type, whose output function this is.
+        unsafe {
+            let text = pg_sys::OidOutputFunctionCall(self.output, datum);
+            let bytes = CStr::from_ptr(text).to_bytes().to_vec();
+            pg_sys::pfree(text.cast());
+            bytes
+        }
+    }
+
+    /// A numeric's text (ASCII in every encoding).
     ///
     /// # Safety
     /// As `push`.
     unsafe fn output_text(&self, datum: pg_sys::Datum) -> String {
-        // SAFETY: datum is a value of the column's type, whose output function this is.
-        unsafe {
-            let text = pg_sys::OidOutputFunctionCall(self.output, datum);
-            let s = CStr::from_ptr(text).to_string_lossy().into_owned();
-            pg_sys::pfree(text.cast());
-            s
-        }
+        // SAFETY: as output_bytes.
+        String::from_utf8_lossy(&unsafe { self.output_bytes(datum) }).into_owned()
     }
 
     fn unrepresentable(&self, e: Unrepresentable) -> ! {
@@ -195,6 +226,9 @@ impl Reader {
             Unrepresentable::InfiniteDateTime => PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
             Unrepresentable::NonFiniteNumeric(_) => PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
             Unrepresentable::DecimalOverflow(_) => PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+            Unrepresentable::EndOfDay | Unrepresentable::Interval => {
+                PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW
+            }
         };
         error(code, format!("column \"{}\": {e}", self.name))
     }
@@ -305,6 +339,31 @@ mod tests {
             946_684_800_000_000 + 10_000_000_000
         );
         assert_eq!(b.schema().field(2).metadata()["pg.type"], "numeric(10,2)");
+    }
+
+    #[pg_test]
+    fn arrow_ipc_round_trips_other_types() {
+        use arrow_array::types::{IntervalMonthDayNanoType, Time64MicrosecondType};
+        Spi::run("CREATE TYPE mood AS ENUM ('sad', 'ok')").unwrap();
+        let batches = read(
+            "SELECT 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid AS u, time '23:59:59.5' AS t,
+                    interval '1 year 2 months -3 days 04:05:06.7' AS i, '{\"k\": [1, 2]}'::jsonb AS j,
+                    'ok'::mood AS m",
+        );
+        let b = &batches[0];
+        assert_eq!(b.column(0).as_fixed_size_binary().value(0)[..3], [0xa0, 0xee, 0xbc]);
+        assert_eq!(b.column(1).as_primitive::<Time64MicrosecondType>().value(0), 86_399_500_000);
+        let i = b.column(2).as_primitive::<IntervalMonthDayNanoType>().value(0);
+        assert_eq!((i.months, i.days, i.nanoseconds), (14, -3, 14_706_700_000_000));
+        assert_eq!(b.column(3).as_string::<i32>().value(0), "{\"k\": [1, 2]}");
+        assert_eq!(b.column(4).as_string::<i32>().value(0), "ok");
+        assert_eq!(b.schema().field(0).metadata()["ARROW:extension:name"], "arrow.uuid");
+        assert_eq!(b.schema().field(3).metadata()["ARROW:extension:name"], "arrow.json");
+    }
+
+    #[pg_test(error = "column \"t\": time 24:00:00 has no Arrow time64 value")]
+    fn arrow_ipc_refuses_the_end_of_day() {
+        read("SELECT time '24:00:00' AS t");
     }
 
     #[pg_test(error = "column \"d\": infinite dates and timestamps have no Arrow value")]

@@ -18,6 +18,10 @@ pub enum Unrepresentable {
     /// More digits than the column's Decimal128 precision (cannot happen for
     /// a value of the column's own typmod; kept as a check).
     DecimalOverflow(String),
+    /// time `24:00:00`, past Arrow's time64 day.
+    EndOfDay,
+    /// An interval whose microseconds overflow nanoseconds, or an infinite one.
+    Interval,
 }
 
 impl fmt::Display for Unrepresentable {
@@ -29,6 +33,13 @@ impl fmt::Display for Unrepresentable {
             Unrepresentable::NonFiniteNumeric(v) => write!(f, "numeric value {v} has no Decimal128 value"),
             Unrepresentable::DecimalOverflow(v) => {
                 write!(f, "numeric value {v} does not fit its Decimal128 column")
+            }
+            Unrepresentable::EndOfDay => write!(f, "time 24:00:00 has no Arrow time64 value"),
+            Unrepresentable::Interval => {
+                write!(
+                    f,
+                    "infinite intervals and intervals beyond 292 years of microseconds have no Arrow value"
+                )
             }
         }
     }
@@ -49,6 +60,35 @@ pub fn timestamp_micros(pg_micros: i64) -> Result<i64, Unrepresentable> {
         return Err(Unrepresentable::InfiniteDateTime);
     }
     pg_micros.checked_add(PG_EPOCH_MICROS).ok_or(Unrepresentable::InfiniteDateTime)
+}
+
+/// Microseconds in a day: PostgreSQL's time allows the day's end itself.
+pub const DAY_MICROS: i64 = 86_400_000_000;
+
+/// A PostgreSQL time (microseconds since midnight, up to 24:00:00 itself)
+/// as Arrow's Time64 (microseconds, below a day).
+pub fn time64_micros(pg_micros: i64) -> Result<i64, Unrepresentable> {
+    if (0..DAY_MICROS).contains(&pg_micros) {
+        Ok(pg_micros)
+    } else {
+        Err(Unrepresentable::EndOfDay)
+    }
+}
+
+/// A PostgreSQL interval (months, days, microseconds, kept apart as
+/// PostgreSQL keeps them) as Arrow's MonthDayNano.
+pub fn interval_month_day_nano(
+    months: i32,
+    days: i32,
+    micros: i64,
+) -> Result<(i32, i32, i64), Unrepresentable> {
+    // PostgreSQL 17+ infinities: every field at its minimum or maximum.
+    let infinite = (months, days, micros) == (i32::MIN, i32::MIN, i64::MIN)
+        || (months, days, micros) == (i32::MAX, i32::MAX, i64::MAX);
+    if infinite {
+        return Err(Unrepresentable::Interval);
+    }
+    Ok((months, days, micros.checked_mul(1000).ok_or(Unrepresentable::Interval)?))
 }
 
 /// numeric's output text (`-12.50`, `NaN`, `Infinity`) as a Decimal128 of
@@ -123,6 +163,17 @@ mod tests {
         assert_eq!(timestamp_micros(-PG_EPOCH_MICROS), Ok(0));
         assert_eq!(timestamp_micros(i64::MAX), Err(Unrepresentable::InfiniteDateTime));
         assert_eq!(timestamp_micros(i64::MIN), Err(Unrepresentable::InfiniteDateTime));
+    }
+
+    #[test]
+    fn times_and_intervals() {
+        assert_eq!(time64_micros(0), Ok(0));
+        assert_eq!(time64_micros(DAY_MICROS - 1), Ok(DAY_MICROS - 1));
+        assert_eq!(time64_micros(DAY_MICROS), Err(Unrepresentable::EndOfDay)); // 24:00:00
+        assert_eq!(interval_month_day_nano(14, -3, 1_500_000), Ok((14, -3, 1_500_000_000)));
+        assert_eq!(interval_month_day_nano(i32::MAX, i32::MAX, i64::MAX), Err(Unrepresentable::Interval));
+        assert_eq!(interval_month_day_nano(i32::MIN, i32::MIN, i64::MIN), Err(Unrepresentable::Interval));
+        assert_eq!(interval_month_day_nano(0, 0, i64::MAX / 100), Err(Unrepresentable::Interval));
     }
 
     #[test]

@@ -3,10 +3,12 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    ArrayBuilder, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder,
-    Float64Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
+    ArrayBuilder, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, FixedSizeBinaryBuilder,
+    Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, IntervalMonthDayNanoBuilder,
+    StringBuilder, Time64MicrosecondBuilder, TimestampMicrosecondBuilder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
+use arrow_buffer::IntervalMonthDayNano;
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 
@@ -25,10 +27,13 @@ pub enum Value<'a> {
     Float64(f64),
     Str(&'a str),
     Bytes(&'a [u8]),
-    /// Date32 days or TimestampMicros microseconds, since 1970.
+    /// Date32 days since 1970; microseconds since 1970 (timestamps) or
+    /// since midnight (times).
     Date32(i32),
     Micros(i64),
     Decimal(i128),
+    /// months, days, nanoseconds.
+    Interval(i32, i32, i64),
 }
 
 enum Column {
@@ -43,6 +48,9 @@ enum Column {
     Date32(Date32Builder),
     Micros(TimestampMicrosecondBuilder),
     Decimal(Decimal128Builder),
+    FixedBinary(FixedSizeBinaryBuilder),
+    Time(Time64MicrosecondBuilder),
+    Interval(IntervalMonthDayNanoBuilder),
 }
 
 impl Column {
@@ -54,7 +62,12 @@ impl Column {
             ColumnType::Int64 => Column::Int64(Int64Builder::new()),
             ColumnType::Float32 => Column::Float32(Float32Builder::new()),
             ColumnType::Float64 => Column::Float64(Float64Builder::new()),
-            ColumnType::Utf8 | ColumnType::NumericText => Column::Utf8(StringBuilder::new()),
+            ColumnType::Utf8 | ColumnType::NumericText | ColumnType::Json | ColumnType::EnumLabel => {
+                Column::Utf8(StringBuilder::new())
+            }
+            ColumnType::Uuid => Column::FixedBinary(FixedSizeBinaryBuilder::new(16)),
+            ColumnType::Time64Micros => Column::Time(Time64MicrosecondBuilder::new()),
+            ColumnType::IntervalMonthDayNano => Column::Interval(IntervalMonthDayNanoBuilder::new()),
             ColumnType::Binary => Column::Binary(BinaryBuilder::new()),
             ColumnType::Date32 => Column::Date32(Date32Builder::new()),
             ColumnType::TimestampMicros { utc } => {
@@ -79,6 +92,14 @@ impl Column {
             (Column::Date32(b), Value::Null) => b.append_null(),
             (Column::Micros(b), Value::Null) => b.append_null(),
             (Column::Decimal(b), Value::Null) => b.append_null(),
+            (Column::FixedBinary(b), Value::Null) => b.append_null(),
+            (Column::Time(b), Value::Null) => b.append_null(),
+            (Column::Interval(b), Value::Null) => b.append_null(),
+            (Column::FixedBinary(b), Value::Bytes(x)) => b.append_value(x).map_err(|e| e.to_string())?,
+            (Column::Time(b), Value::Micros(x)) => b.append_value(x),
+            (Column::Interval(b), Value::Interval(m, d, n)) => {
+                b.append_value(IntervalMonthDayNano::new(m, d, n))
+            }
             (Column::Bool(b), Value::Bool(x)) => b.append_value(x),
             (Column::Int16(b), Value::Int16(x)) => b.append_value(x),
             (Column::Int32(b), Value::Int32(x)) => b.append_value(x),
@@ -108,6 +129,9 @@ impl Column {
             Column::Date32(b) => Arc::new(b.finish()),
             Column::Micros(b) => Arc::new(b.finish()),
             Column::Decimal(b) => Arc::new(b.finish()),
+            Column::FixedBinary(b) => Arc::new(b.finish()),
+            Column::Time(b) => Arc::new(b.finish()),
+            Column::Interval(b) => Arc::new(b.finish()),
         }
     }
 
@@ -124,6 +148,9 @@ impl Column {
             Column::Date32(b) => b.len(),
             Column::Micros(b) => b.len(),
             Column::Decimal(b) => b.len(),
+            Column::FixedBinary(b) => b.len(),
+            Column::Time(b) => b.len(),
+            Column::Interval(b) => b.len(),
         }
     }
 }

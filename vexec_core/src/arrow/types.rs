@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use arrow_schema::{DataType, Field, TimeUnit};
+use arrow_schema::{DataType, Field, IntervalUnit, TimeUnit};
 
 /// Built-in type OIDs (pg_type.dat; fixed across versions).
 mod oid {
@@ -23,6 +23,11 @@ mod oid {
     pub const TIMESTAMP: u32 = 1114;
     pub const TIMESTAMPTZ: u32 = 1184;
     pub const NUMERIC: u32 = 1700;
+    pub const JSON: u32 = 114;
+    pub const JSONB: u32 = 3802;
+    pub const TIME: u32 = 1083;
+    pub const INTERVAL: u32 = 1186;
+    pub const UUID: u32 = 2950;
 }
 
 /// Arrow's Decimal128 holds at most 38 digits.
@@ -57,6 +62,16 @@ pub enum ColumnType {
     },
     /// Any other numeric: PostgreSQL's text of it (extension `vexec.numeric`).
     NumericText,
+    /// 16 bytes (Arrow's canonical extension `arrow.uuid`).
+    Uuid,
+    /// time: microseconds since midnight.
+    Time64Micros,
+    /// interval: months, days and nanoseconds, as PostgreSQL keeps them apart.
+    IntervalMonthDayNano,
+    /// json and jsonb: their text (Arrow's canonical extension `arrow.json`).
+    Json,
+    /// An enum's label.
+    EnumLabel,
 }
 
 /// A result column as PostgreSQL describes it.
@@ -91,6 +106,10 @@ impl ColumnType {
                 }
                 _ => ColumnType::NumericText,
             },
+            oid::UUID => ColumnType::Uuid,
+            oid::TIME => ColumnType::Time64Micros,
+            oid::INTERVAL => ColumnType::IntervalMonthDayNano,
+            oid::JSON | oid::JSONB => ColumnType::Json,
             _ => return Err(format!("type OID {type_oid} has no Arrow mapping yet")),
         })
     }
@@ -103,7 +122,12 @@ impl ColumnType {
             ColumnType::Int64 => DataType::Int64,
             ColumnType::Float32 => DataType::Float32,
             ColumnType::Float64 => DataType::Float64,
-            ColumnType::Utf8 | ColumnType::NumericText => DataType::Utf8,
+            ColumnType::Utf8 | ColumnType::NumericText | ColumnType::Json | ColumnType::EnumLabel => {
+                DataType::Utf8
+            }
+            ColumnType::Uuid => DataType::FixedSizeBinary(16),
+            ColumnType::Time64Micros => DataType::Time64(TimeUnit::Microsecond),
+            ColumnType::IntervalMonthDayNano => DataType::Interval(IntervalUnit::MonthDayNano),
             ColumnType::Binary => DataType::Binary,
             ColumnType::Date32 => DataType::Date32,
             ColumnType::TimestampMicros { utc } => {
@@ -120,8 +144,14 @@ impl ColumnType {
             ("pg.type".to_string(), col.type_name.clone()),
             ("pg.typmod".to_string(), col.typmod.to_string()),
         ]);
-        if self == ColumnType::NumericText {
-            meta.insert("ARROW:extension:name".into(), NUMERIC_TEXT_EXTENSION.into());
+        let extension = match self {
+            ColumnType::NumericText => Some(NUMERIC_TEXT_EXTENSION),
+            ColumnType::Uuid => Some("arrow.uuid"),
+            ColumnType::Json => Some("arrow.json"),
+            _ => None,
+        };
+        if let Some(name) = extension {
+            meta.insert("ARROW:extension:name".into(), name.into());
         }
         Field::new(&col.name, self.data_type(), true).with_metadata(meta)
     }
@@ -178,5 +208,12 @@ mod tests {
             PgColumn { name: "n".into(), type_oid: oid::NUMERIC, typmod: -1, type_name: "numeric".into() };
         assert_eq!(ColumnType::NumericText.field(&n).metadata()["ARROW:extension:name"], "vexec.numeric");
         assert!(ColumnType::of(600, -1).is_err()); // point
+        let u = PgColumn { name: "u".into(), type_oid: oid::UUID, typmod: -1, type_name: "uuid".into() };
+        let uf = ColumnType::of(oid::UUID, -1).unwrap().field(&u);
+        assert_eq!(
+            (uf.data_type(), uf.metadata()["ARROW:extension:name"].as_str()),
+            (&DataType::FixedSizeBinary(16), "arrow.uuid")
+        );
+        assert_eq!(ColumnType::of(oid::JSONB, -1), Ok(ColumnType::Json));
     }
 }
