@@ -12,6 +12,7 @@ use std::ffi::{c_char, CStr, CString};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::arrow::{convert, BatchBuilder, ColumnType, IpcStream, PgColumn, Unrepresentable, Value};
+use vexec_core::batch::varlena;
 
 /// Rows a fetch reads, and so the rows of each RecordBatch but the last.
 const FETCH_ROWS: i64 = 8192;
@@ -48,12 +49,19 @@ fn arrow_ipc(query: &str) -> Vec<u8> {
                     egress = Some(start((*table).tupdesc));
                 }
                 let (readers, builder, stream) = egress.as_mut().expect("started");
+                // One deform a row (one guarded call), not one a value.
+                let mut values = vec![pg_sys::Datum::from(0); readers.len()];
+                let mut nulls = vec![false; readers.len()];
                 for r in 0..rows {
                     let tuple = *(*table).vals.add(r);
+                    pg_sys::heap_deform_tuple(
+                        tuple,
+                        (*table).tupdesc,
+                        values.as_mut_ptr(),
+                        nulls.as_mut_ptr(),
+                    );
                     for (c, reader) in readers.iter().enumerate() {
-                        let mut isnull = false;
-                        let datum = pg_sys::SPI_getbinval(tuple, (*table).tupdesc, c as i32 + 1, &mut isnull);
-                        reader.push(builder, c, datum, isnull);
+                        reader.push(builder, c, values[c], nulls[c]);
                     }
                 }
                 pg_sys::SPI_freetuptable(table);
@@ -77,8 +85,10 @@ struct Reader {
     name: String,
     kind: ColumnType,
     type_oid: pg_sys::Oid,
-    /// The output function, for numerics (their text is exact).
+    /// The output function, for numerics (their text is exact), json, enums.
     output: pg_sys::Oid,
+    /// The database's encoding is UTF-8 (text needs no conversion).
+    utf8_database: bool,
 }
 
 /// The readers, batch builder and stream of a result described by `desc`.
@@ -91,6 +101,7 @@ unsafe fn start(desc: pg_sys::TupleDesc) -> (Vec<Reader>, BatchBuilder, IpcStrea
     unsafe {
         let mut readers = Vec::new();
         let mut columns = Vec::new();
+        let utf8_database = pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32;
         for i in 0..(*desc).natts as usize {
             let att = pg_sys::TupleDescAttr(desc, i as i32);
             let name = CStr::from_ptr((*att).attname.data.as_ptr()).to_string_lossy().into_owned();
@@ -120,7 +131,7 @@ unsafe fn start(desc: pg_sys::TupleDesc) -> (Vec<Reader>, BatchBuilder, IpcStrea
                 PgColumn { name: name.clone(), type_oid: type_oid.to_u32(), typmod, type_name },
                 kind,
             ));
-            readers.push(Reader { name, kind, type_oid, output });
+            readers.push(Reader { name, kind, type_oid, output, utf8_database });
         }
         let builder = BatchBuilder::new(&columns);
         let stream = IpcStream::new(&builder.schema()).unwrap_or_else(|e| internal(e));
@@ -154,9 +165,9 @@ impl Reader {
                     }
                     ColumnType::Utf8 if self.type_oid == pg_sys::NAMEOID => {
                         let name = CStr::from_ptr(datum.cast_mut_ptr::<c_char>());
-                        builder.push(col, Value::Str(&utf8(name.to_bytes())))
+                        builder.push(col, Value::Str(&self.utf8(name.to_bytes())))
                     }
-                    ColumnType::Utf8 => builder.push(col, Value::Str(&utf8(varlena_bytes(datum)))),
+                    ColumnType::Utf8 => builder.push(col, Value::Str(&self.utf8(varlena_bytes(datum)))),
                     ColumnType::Binary => builder.push(col, Value::Bytes(varlena_bytes(datum))),
                     ColumnType::Date32 => {
                         let days =
@@ -182,7 +193,7 @@ impl Reader {
                         builder.push(col, Value::Interval(m, d, n))
                     }
                     ColumnType::Json | ColumnType::EnumLabel => {
-                        builder.push(col, Value::Str(&utf8(&self.output_bytes(datum))))
+                        builder.push(col, Value::Str(&self.utf8(&self.output_bytes(datum))))
                     }
                     ColumnType::Decimal128 { precision, scale } => {
                         let text = self.output_text(datum);
@@ -234,52 +245,59 @@ impl Reader {
     }
 }
 
-/// The bytes of a varlena Datum, detoasted (in the current memory context,
-/// freed with the fetch's).
+/// The bytes of a varlena Datum: read in place when plain (inline,
+/// uncompressed), else detoasted (in the current memory context, freed with
+/// the fetch's).
 ///
 /// # Safety
 /// `datum` is a live varlena.
 unsafe fn varlena_bytes<'a>(datum: pg_sys::Datum) -> &'a [u8] {
-    // SAFETY: a live varlena (this function's contract); the detoasted copy lives in the
-    // current memory context for at least the row.
+    // SAFETY: a live varlena (this function's contract); a detoasted copy lives in the current
+    // memory context for at least the row.
     unsafe {
+        let p = datum.cast_mut_ptr::<u8>();
+        if varlena::is_plain(p) {
+            return varlena::bytes(p);
+        }
         let v = pg_sys::pg_detoast_datum_packed(datum.cast_mut_ptr());
         std::slice::from_raw_parts(pgrx::varlena::vardata_any(v).cast(), pgrx::varlena::varsize_any_exhdr(v))
     }
 }
 
-/// Text in the database's encoding as UTF-8 (Arrow's Utf8 is UTF-8): as it
-/// is in a UTF-8 database, converted from other encodings; bytes that are
-/// not UTF-8 even so (a SQL_ASCII database stores any) are an error, not
-/// replaced.
-fn utf8(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    // SAFETY: reads the database encoding; pg_server_to_any returns its input when no conversion
-    // is needed, else a palloc'd NUL-terminated string (and errors on bytes invalid in the server
-    // encoding).
-    unsafe {
-        let converted = if pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32 {
-            std::borrow::Cow::Borrowed(bytes)
-        } else {
-            let out = pg_sys::pg_server_to_any(
-                bytes.as_ptr().cast(),
-                bytes.len() as i32,
-                pg_sys::pg_enc::PG_UTF8 as i32,
-            );
-            if std::ptr::eq(out.cast::<u8>(), bytes.as_ptr()) {
+impl Reader {
+    /// Text in the database's encoding as UTF-8 (Arrow's Utf8 is UTF-8): as it
+    /// is in a UTF-8 database, converted from other encodings; bytes that are
+    /// not UTF-8 even so (a SQL_ASCII database stores any) are an error, not
+    /// replaced.
+    fn utf8<'a>(&self, bytes: &'a [u8]) -> std::borrow::Cow<'a, str> {
+        // SAFETY: pg_server_to_any returns its input when no conversion
+        // is needed, else a palloc'd NUL-terminated string (and errors on bytes invalid in the server
+        // encoding).
+        unsafe {
+            let converted = if self.utf8_database {
                 std::borrow::Cow::Borrowed(bytes)
             } else {
-                std::borrow::Cow::Owned(CStr::from_ptr(out).to_bytes().to_vec())
+                let out = pg_sys::pg_server_to_any(
+                    bytes.as_ptr().cast(),
+                    bytes.len() as i32,
+                    pg_sys::pg_enc::PG_UTF8 as i32,
+                );
+                if std::ptr::eq(out.cast::<u8>(), bytes.as_ptr()) {
+                    std::borrow::Cow::Borrowed(bytes)
+                } else {
+                    std::borrow::Cow::Owned(CStr::from_ptr(out).to_bytes().to_vec())
+                }
+            };
+            match converted {
+                std::borrow::Cow::Borrowed(b) => match std::str::from_utf8(b) {
+                    Ok(s) => std::borrow::Cow::Borrowed(s),
+                    Err(_) => not_utf8(),
+                },
+                std::borrow::Cow::Owned(v) => match String::from_utf8(v) {
+                    Ok(s) => std::borrow::Cow::Owned(s),
+                    Err(_) => not_utf8(),
+                },
             }
-        };
-        match converted {
-            std::borrow::Cow::Borrowed(b) => match std::str::from_utf8(b) {
-                Ok(s) => std::borrow::Cow::Borrowed(s),
-                Err(_) => not_utf8(),
-            },
-            std::borrow::Cow::Owned(v) => match String::from_utf8(v) {
-                Ok(s) => std::borrow::Cow::Owned(s),
-                Err(_) => not_utf8(),
-            },
         }
     }
 }

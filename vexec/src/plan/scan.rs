@@ -336,11 +336,7 @@ pub(super) unsafe fn vector_scan_of(
         let kept = report::stashed_scan(rel, partial)?;
         let list = if partial { (*rel).partial_pathlist } else { (*rel).pathlist };
         // (Through the projections the scan/join target may have put on it.)
-        let is_vec_scan = |p: *mut pg_sys::Path| {
-            let p = super::projected(p);
-            (*p).type_ == pg_sys::NodeTag::T_CustomPath
-                && std::ptr::eq((*(p as *mut pg_sys::CustomPath)).methods, &PATH_METHODS.0)
-        };
+        let is_vec_scan = |p: *mut pg_sys::Path| super::vector_node(p) == Some("VecScan");
         let checked = kept.added && (kept.listed || cfg!(feature = "pg18"));
         if checked && !list_ptrs::<pg_sys::Path>(list).any(is_vec_scan) {
             return None;
