@@ -31,10 +31,16 @@ REPORTED = ["server_version", "shared_buffers", "work_mem", "jit", "max_parallel
 
 
 class Cluster:
-    def __init__(self, bindir: str, datadir: str, port: int):
+    """`libraries`: preloaded in every configuration, before vexec (Citus
+    must come first); `settings`: server settings over SERVER_SETTINGS."""
+
+    def __init__(self, bindir: str, datadir: str, port: int, libraries: tuple[str, ...] = (),
+                 settings: dict[str, str] | None = None):
         self.bindir = bindir
         self.datadir = datadir
         self.port = port
+        self.libraries = libraries
+        self.server_settings = {**SERVER_SETTINGS, **(settings or {})}
         self.preload: bool | None = None   # None: not started by us
 
     def dsn(self, db: str, user: str | None = None) -> str:
@@ -52,7 +58,7 @@ class Cluster:
         subprocess.run([os.path.join(self.bindir, "initdb"), "-D", self.datadir, "--auth=trust",
                         "--encoding=UTF8", "--locale=C.UTF-8"], check=True, capture_output=True)
         with open(os.path.join(self.datadir, "postgresql.conf"), "a") as f:
-            for k, v in SERVER_SETTINGS.items():
+            for k, v in self.server_settings.items():
                 f.write(f"{k} = {v}\n")
             f.write(f"unix_socket_directories = '{self.datadir}'\n")
 
@@ -65,7 +71,7 @@ class Cluster:
             if self.preload == preload:
                 return
             self.stop()
-        spl = "vexec" if preload else ""
+        spl = ",".join(self.libraries + (("vexec",) if preload else ()))
         r = self._pg_ctl("-o", f"-p {self.port} -c shared_preload_libraries='{spl}'",
                          "-l", os.path.join(self.datadir, "server.log"), "-w", "-t", "120", "start",
                          check=False)
@@ -85,6 +91,10 @@ class Cluster:
         if self.running():
             self._pg_ctl("-m", "fast", "-w", "-t", "120", "stop", check=False)
         self.preload = None
+
+    def before_session(self, mode: str) -> None:
+        """Called before a benchmark session of vexec mode `mode` (a cluster
+        of several servers sets the mode on every node)."""
 
     def settings(self, db: str) -> dict[str, str]:
         with psycopg.connect(self.dsn(db)) as c:

@@ -239,6 +239,7 @@ class Runner:
 
     def _run_pg(self, bench, dataset, db, cfg: Config, qname: str, q: str) -> str:
         self.cluster.start(preload=cfg.server == "vexec")
+        self.cluster.before_session(cfg.mode)
         conn = psycopg.connect(self.cluster.dsn(db), autocommit=True)
         try:
             setup = [f"SET max_parallel_workers_per_gather = {cfg.workers}",

@@ -10,10 +10,10 @@ import signal
 import sys
 import time
 
-from . import legs
+from . import citus_leg, legs
 
 LEG_NAMES = ["pg18", "pg19", "diff-pgsuite", "diff-regress", "diff-tpch", "answers-tpch", "answers-clickbench",
-             "tpcds", "planner-sweep", "suite-sweep", "sqlsmith", "cancel"]
+             "tpcds", "planner-sweep", "suite-sweep", "sqlsmith", "cancel", "citus"]
 CLUSTER_LEGS = {"diff-tpch", "answers-tpch", "answers-clickbench", "tpcds", "planner-sweep", "sqlsmith", "cancel"}
 
 
@@ -63,6 +63,8 @@ def main(argv=None) -> int:
                                              execute=False)
             elif name == "suite-sweep":
                 res = legs.leg_suite_sweep(args.state, full)
+            elif name == "citus":
+                res = citus_leg.leg_citus(args.state, 1.0 if full else 0.1, expected)
             elif name == "cancel":
                 res = legs.leg_cancel(cluster, args.cancel_iterations)
             else:

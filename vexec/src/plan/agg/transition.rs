@@ -35,13 +35,12 @@ pub unsafe fn transition_of(aggref: *mut pg_sys::Aggref) -> Result<Transition, S
         }
         let builtin =
             pg_sys::get_func_namespace(a.aggfnoid) == pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE);
-        let argtypes: Vec<pg_sys::Oid> = if a.aggargtypes.is_null() {
-            vec![]
-        } else {
-            (0..(*a.aggargtypes).length as usize)
-                .map(|i| (*(*a.aggargtypes).elements.add(i)).oid_value)
-                .collect()
-        };
+        // The types of the argument expressions, which are what the
+        // transition reads, not `aggargtypes`: an Aggref built by another
+        // extension may label them otherwise (Citus's combine query gives
+        // sum(int8) over a worker's count a numeric `aggargtypes`).
+        let argtypes: Vec<pg_sys::Oid> =
+            list_ptrs::<pg_sys::TargetEntry>(a.args).map(|te| pg_sys::exprType((*te).expr.cast())).collect();
         if !a.aggdistinct.is_null() {
             // count(DISTINCT x): a set of (group, value) pairs, with the
             // group table's equality, which must be the DISTINCT's.
