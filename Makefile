@@ -26,7 +26,8 @@ endif
 export VEXEC_GIT_SHA := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 BENCH_ARGS ?=
 
-.PHONY: test run stop psql sql devroot help bench bench-quick bench-scan bench-agg bench-compare check-full
+.PHONY: test run stop psql sql devroot help bench bench-quick bench-scan bench-agg bench-compare check-full \
+	citus citus-stop citus-psql check-citus citus-regress bench-citus
 
 help:
 	@echo "make test    everything CI runs (cargo tests, pgrx tests, pg_regress on 19 and 18)"
@@ -38,6 +39,10 @@ help:
 	@echo "make bench-scan    the VecScan benchmark (10 M-row table)"
 	@echo "make bench-agg     the VecAgg benchmark (10 M-row table, GROUP BY and count(DISTINCT))"
 	@echo "make bench-compare A=x.csv B=y.csv   two result files side by side"
+	@echo "make citus / citus-stop / citus-psql   a local Citus cluster (PostgreSQL 18) with TPC-H SF 0.1"
+	@echo "make check-citus   TPC-H on the Citus cluster in every mode, against single-node and DuckDB"
+	@echo "make citus-regress   Citus's own regression schedule without and with vexec"
+	@echo "make bench-citus   distributed TPC-H SF 1: off vs auto on the cluster and on single-node 18"
 
 devroot:
 	tools/devroot setup
@@ -87,6 +92,27 @@ bench-collect:
 bench-compare:
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make bench-compare A=bench/results/x.csv B=bench/results/y.csv"; exit 2; }
 	$(IN) tools/bench compare $(A) $(B)
+
+# vexec inside Citus (docs/citus.md): a coordinator and two workers on
+# PostgreSQL 18, left running by `make citus` until `make citus-stop`.
+citus: $(SETUP)
+	$(IN) tools/citus start
+
+citus-stop:
+	$(IN) tools/citus stop
+
+citus-psql:
+	$(IN) tools/citus psql
+
+check-citus: $(SETUP)
+	$(IN) tools/check --legs citus $(CHECK_ARGS)
+
+citus-regress: $(SETUP)
+	$(IN) tools/citus regress $(SCHEDULE)
+
+bench-citus: $(SETUP)
+	$(IN) tools/bench run --benchmarks citus-tpch --modes off,auto --workers 0 --sessions 2 $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory bench-collect
 
 stop:
 	$(IN) tools/pg stop

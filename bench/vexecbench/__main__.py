@@ -1,7 +1,8 @@
 """vexecbench: python -m vexecbench {run,report,compare,demo} ...
 
   run      load the data sets (once) and run ClickBench, TPC-H (and TPC-DS,
-           the scan and agg tables on request) in every configuration; writes results/<sha>-<time>.csv, .json and a report
+           the scan and agg tables, TPC-H on a Citus cluster on request) in
+           every configuration; writes results/<sha>-<time>.csv, .json and a report
   report   rebuild the report of a results CSV
   compare  two results CSVs side by side; exit 1 on regressions
   demo     off vs auto side by side for a handful of queries (make run)
@@ -13,7 +14,7 @@ import signal
 import sys
 import time
 
-from . import datasets, report, runner, tpcds, tpch
+from . import citus, datasets, report, runner, tpcds, tpch
 from .cluster import Cluster
 from .datasets import Dataset
 
@@ -65,7 +66,7 @@ def cmd_run(args) -> int:
     hits_rows = args.hits_rows or (1_000_000 if args.quick else 10_000_000)
     sf = args.sf or (0.1 if args.quick else 1.0)
     benches = parse_list(args.benchmarks)
-    unknown = set(benches) - {"clickbench", "clickbench-pk", "tpch", "tpcds", "scan", "agg"}
+    unknown = set(benches) - {"clickbench", "clickbench-pk", "tpch", "tpcds", "scan", "agg", "citus-tpch"}
     if unknown:
         raise SystemExit(f"[bench] --benchmarks: unknown {', '.join(sorted(unknown))}")
     sets = []
@@ -88,7 +89,17 @@ def cmd_run(args) -> int:
     if "agg" in benches:
         rows = args.scan_rows or (1_000_000 if args.quick else 10_000_000)
         sets.append(("agg", Dataset("agg", rows), [(n, q, q) for n, q in datasets.AGG_QUERIES]))
-    for _, ds, _ in sets:
+    citus_cluster = None
+    if "citus-tpch" in benches:
+        # PostgreSQL 18 (Citus has no 19): the distributed tables, then the
+        # same rows in plain tables on the coordinator (single-node 18).
+        citus_cluster = citus.CitusCluster(args.state, base_port=args.port + 40)
+        ds = Dataset("tpch", sf)
+        sets.append(("citus-tpch", ds, tpch_queries()))
+        sets.append(("tpch-pg18", ds, tpch_queries()))
+    for bench, ds, _ in sets:
+        if bench.startswith(("citus", "tpch-pg18")):
+            continue
         datasets.ensure_loaded(cl, args.state, ds, args.seed)
         if args.with_duckdb and ds.kind not in ("scan", "agg"):
             datasets.ensure_duckdb(args.state, ds, args.seed)
@@ -102,8 +113,23 @@ def cmd_run(args) -> int:
     else:
         stamp = time.strftime("%Y%m%dT%H%M%S")
         out_csv = os.path.join(args.results, f"{args.sha}-{stamp}.csv")
+    if citus_cluster is not None:
+        cl.stop()
+        citus_cluster.start(preload=True)
+        citus.ensure_loaded(citus_cluster, args.state, Dataset("tpch", sf), args.seed)
+        if args.with_duckdb:
+            datasets.ensure_duckdb(args.state, Dataset("tpch", sf), args.seed)
+        citus_cluster.stop()
     cfgs = runner.configs(parse_list(args.modes), parse_list(args.workers, int), args.with_duckdb)
-    settings = cl.settings(sets[0][1].name) if sets else {}
+    first = sets[0][0] if sets else None
+    if first is None:
+        settings = {}
+    elif first.startswith("citus"):
+        citus_cluster.start(preload=True)
+        settings = citus_cluster.settings(citus.citus_name(sets[0][1]))
+    else:
+        cl.start(preload=True)
+        settings = cl.settings(sets[0][1].name)
     settings.pop("max_parallel_workers_per_gather", None)
     print("[bench] settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()), flush=True)
     print(f"[bench] configurations: {', '.join(c.name for c in cfgs)}; {args.sessions} session(s) each of "
@@ -118,11 +144,24 @@ def cmd_run(args) -> int:
                 queries = [q for q in queries if q[0] in keep]
             bcfgs = [c for c in cfgs if c.mode != "duckdb" or ds.kind not in ("scan", "agg")]
             r.timeout_s = args.tpcds_timeout if bench == "tpcds" else args.timeout
-            r.run_benchmark(bench, ds.label, ds.name, datasets.duckdb_path(args.state, ds), queries, bcfgs,
+            label, db = ds.label, ds.name
+            if bench == "citus-tpch":
+                cl.stop()
+                r.cluster = citus_cluster
+                label, db = f"{ds.label}, Citus: coordinator + 2 workers (PostgreSQL 18)", citus.citus_name(ds)
+            elif bench == "tpch-pg18":
+                citus_cluster.stop()
+                r.cluster = citus_cluster.coordinator
+                label = f"{ds.label}, single-node PostgreSQL 18 (the Citus coordinator's server)"
+            else:
+                r.cluster = cl
+            r.run_benchmark(bench, label, db, datasets.duckdb_path(args.state, ds), queries, bcfgs,
                             memory=bench == "agg")
     finally:
         r.close()
         cl.stop()
+        if citus_cluster is not None:
+            citus_cluster.stop()
     md = report.write_report(out_csv, args.reports, settings)
     print(open(md).read())
     print(f"[bench] results: {out_csv}\n[bench] report: {md}")
@@ -181,7 +220,8 @@ def main(argv=None) -> int:
     run.add_argument("--scan-rows", type=int, help="rows of the scan and agg tables")
     run.add_argument("--pk", action="store_true", help="also hits with ClickBench's primary key")
     run.add_argument("--benchmarks", default="clickbench,tpch,tpcds",
-                     help="clickbench, clickbench-pk, tpch, tpcds, scan, agg")
+                     help="clickbench, clickbench-pk, tpch, tpcds, scan, agg, citus-tpch (TPC-H on a "
+                          "local Citus cluster and on single-node PostgreSQL 18)")
     run.add_argument("--queries", help="only these query names, e.g. Q1,Q6")
     run.add_argument("--modes", default="vanilla,off,auto,force")
     run.add_argument("--workers", default="0,2")

@@ -13,6 +13,8 @@ coordinator and two workers, vexecbench.citus).
   citus.propagate_set_commands = 'local', and ALTER ROLE ... SET.
 - Citus's columnar access method: a distributed columnar copy of lineitem
   gives the heap table's answers in every mode.
+- A node without vexec: with one worker restarted without it, force mode
+  gives off's answers, and only the other worker's tasks show Vec nodes.
 """
 
 import re
@@ -68,6 +70,7 @@ def leg_citus(state: str, sf: float, expected: Expected) -> LegResult:
         _vector_plans_on_workers(r, cluster, ds)
         _propagation(r, cluster, ds)
         _columnar(r, cluster, ds)
+        _worker_without_vexec(r, cluster, ds)
     finally:
         cluster.set_mode("off")
         cluster.stop()
@@ -219,3 +222,47 @@ def _columnar(r: LegResult, cluster: citus.CitusCluster, ds: Dataset) -> None:
         with psycopg.connect(cluster.dsn(db), autocommit=True) as conn:
             conn.execute("DROP TABLE lineitem_columnar")
     log("citus: columnar copy of lineitem compared in every mode")
+
+
+def _worker_without_vexec(r: LegResult, cluster: citus.CitusCluster, ds: Dataset) -> None:
+    db = citus.citus_name(ds)
+    plain = cluster.workers[-1]
+    queries = [q for nr, q in tpch.queries() if nr in (1, 3, 5, 6, 10, 12)]
+    cluster.set_mode("off")
+    with psycopg.connect(cluster.dsn(db), autocommit=True) as conn:
+        want = [compare.pg_text_result(conn, q) for q in queries]
+    plain.stop()
+    plain.start(preload=False)
+    try:
+        cluster.mode = None
+        cluster.set_mode("force")
+        with psycopg.connect(cluster.dsn(db), autocommit=True) as conn:
+            for q, w in zip(queries, want):
+                r.queries += 1
+                got = compare.pg_text_result(conn, q)
+                r.ok() if got == w else r.fail(f"worker without vexec, force: {q[:60]}: {str(got)[:200]}")
+            conn.execute("SET citus.explain_all_tasks = on")
+            lines = [row[0] for row in conn.execute("EXPLAIN (COSTS OFF) " + WORKER_AGG)]
+        # Per task: its node line, then its plan; Vec nodes only under the
+        # worker that has vexec.
+        vec_by_port: dict[int, int] = {}
+        port = None
+        for line in lines:
+            m = re.search(r"Node: host=\S+ port=(\d+)", line)
+            if m:
+                port = int(m.group(1))
+                vec_by_port.setdefault(port, 0)
+            elif port is not None and re.search(r"\bVec ", line):
+                vec_by_port[port] += 1
+        r.queries += 1
+        with_vexec = [w.port for w in cluster.workers if w is not plain]
+        if vec_by_port.get(plain.port) == 0 and all(vec_by_port.get(p, 0) > 0 for p in with_vexec):
+            r.ok()
+            r.notes.append(f"worker without vexec: Vec nodes per worker port {vec_by_port}")
+        else:
+            r.fail(f"worker without vexec: Vec nodes per worker port {vec_by_port}")
+    finally:
+        plain.stop()
+        plain.start(preload=True)
+        cluster.mode = None
+        cluster.set_mode("off")

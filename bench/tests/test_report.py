@@ -1,0 +1,38 @@
+"""The report's baseline: vanilla-w0 when it ran, else off-w0, else the first
+configuration; speedup columns and the geomean table use it."""
+
+import unittest
+
+from vexecbench import report
+
+
+def rows(configs, ms_of):
+    out = []
+    for c in configs:
+        for q in ("Q1", "Q2"):
+            for run in (0, 1):
+                out.append(dict(sha="abc", started="2026-12-06T00:00:00", machine="m", benchmark="tpch",
+                                dataset="TPC-H SF 1", config=c, query=q, run=str(run), ms=str(ms_of(c, q)),
+                                rows="1", status="ok", error="", peak_kb="", session="0"))
+    return out
+
+
+class BaselineTest(unittest.TestCase):
+    def test_preference(self):
+        self.assertEqual(report.baseline_of(["off-w0", "vanilla-w0", "auto-w0"]), "vanilla-w0")
+        self.assertEqual(report.baseline_of(["auto-w0", "off-w0", "force-w0"]), "off-w0")
+        self.assertEqual(report.baseline_of(["auto-w2", "force-w2", "duckdb"]), "auto-w2")
+        self.assertIsNone(report.baseline_of(["duckdb"]))
+
+    def test_report_without_vanilla_measures_against_off(self):
+        ms = {"off-w0": 100.0, "auto-w0": 25.0, "force-w0": 50.0}
+        md = report.markdown(rows(list(ms), lambda c, q: ms[c]))
+        self.assertIn("Baseline of the speedups: off-w0.", md)
+        q1 = next(line for line in md.splitlines() if line.startswith("| Q1 |"))
+        # off, auto, force times, then the auto and force speedups over off.
+        self.assertTrue(q1.endswith("| 4.00x | 2.00x |"), q1)
+        self.assertIn("| auto-w0 | 25.0 | 4.00x | - |", md)
+
+
+if __name__ == "__main__":
+    unittest.main()
