@@ -13,6 +13,10 @@ coordinator and two workers, vexecbench.citus).
   citus.propagate_set_commands = 'local', and ALTER ROLE ... SET.
 - Citus's columnar access method: a distributed columnar copy of lineitem
   gives the heap table's answers in every mode.
+- Citus's own machinery under vector plans on the coordinator (the session's
+  mode, which stays there): subplans whose intermediate results the workers
+  read, INSERT ... SELECT through the coordinator, router queries, a local
+  table joined to a distributed one; each as in off.
 - A node without vexec: with one worker restarted without it, force mode
   gives off's answers, and only the other worker's tasks show Vec nodes.
 """
@@ -70,6 +74,7 @@ def leg_citus(state: str, sf: float, expected: Expected) -> LegResult:
         _vector_plans_on_workers(r, cluster, ds)
         _propagation(r, cluster, ds)
         _columnar(r, cluster, ds)
+        _coordinator_plans(r, cluster, ds)
         _worker_without_vexec(r, cluster, ds)
     finally:
         cluster.set_mode("off")
@@ -222,6 +227,66 @@ def _columnar(r: LegResult, cluster: citus.CitusCluster, ds: Dataset) -> None:
         with psycopg.connect(cluster.dsn(db), autocommit=True) as conn:
             conn.execute("DROP TABLE lineitem_columnar")
     log("citus: columnar copy of lineitem compared in every mode")
+
+
+# Statements whose coordinator plans vexec vectorizes in force mode, each
+# exercising a part of Citus's executor; run in a transaction rolled back.
+COORDINATOR_SETUP = [
+    "CREATE TABLE local_keys (k int, note text)",
+    "INSERT INTO local_keys SELECT g, 'n' || g FROM generate_series(1, 500) g",
+    "CREATE TABLE order_totals (o_orderkey int, total numeric)",
+    "SELECT create_distributed_table('order_totals', 'o_orderkey', colocate_with => 'orders')",
+]
+COORDINATOR_QUERIES = [
+    # A local table joined to a distributed one, in a subquery: the local rows
+    # become intermediate result 1, which the workers read for subplan 2,
+    # whose coordinator aggregate is vexec's (Citus finds subplan 2's scan
+    # below it to send result 1 to the workers: plan/tree.rs).
+    "SELECT * FROM (SELECT l.k, l.note, count(*), sum(o.o_totalprice) FROM local_keys l "
+    "JOIN orders o ON l.k = o.o_orderkey GROUP BY l.k, l.note) a ORDER BY 1, 2",
+    # A CTE planned as a subplan, read back by a distributed join.
+    "WITH top AS (SELECT o_custkey, sum(o_totalprice) AS s FROM orders GROUP BY 1 ORDER BY 2 DESC LIMIT 20) "
+    "SELECT c_nationkey, count(*), sum(s) FROM top JOIN customer ON c_custkey = o_custkey GROUP BY 1 ORDER BY 1",
+    # INSERT ... SELECT pulled to the coordinator (a GROUP BY not on the distribution column).
+    "INSERT INTO order_totals SELECT min(l_orderkey), sum(l_extendedprice) FROM lineitem GROUP BY l_partkey",
+    "SELECT count(*), sum(total) FROM order_totals",
+    # A router query (one shard) and a repartition join.
+    "SELECT o_orderstatus, count(*) FROM orders WHERE o_orderkey = 7 GROUP BY 1",
+    "SELECT count(*), sum(l_quantity) FROM lineitem JOIN partsupp ON l_partkey = ps_partkey AND l_suppkey = ps_suppkey",
+]
+
+
+def _coordinator_plans(r: LegResult, cluster: citus.CitusCluster, ds: Dataset) -> None:
+    cluster.set_mode("off")
+    results = {}
+    for mode in ("off", "force"):
+        with psycopg.connect(cluster.dsn(citus.citus_name(ds)), autocommit=True) as conn:
+            conn.execute("SET citus.enable_repartition_joins = on")
+            conn.execute("BEGIN")
+            for sql in COORDINATOR_SETUP:
+                conn.execute(sql)
+            conn.execute(f"SET LOCAL vexec.mode = {mode}")
+            results[mode] = [_in_savepoint(conn, q) for q in COORDINATOR_QUERIES]
+            if mode == "force":
+                plan = str(_in_savepoint(conn, "EXPLAIN (COSTS OFF) " + COORDINATOR_QUERIES[0]))
+            conn.execute("ROLLBACK")
+    for q, a, b in zip(COORDINATOR_QUERIES, results["off"], results["force"]):
+        r.queries += 1
+        if not compare.has_order_by(q) and a[0] == b[0] == "ok":
+            a, b = ("ok", sorted(a[1], key=str)), ("ok", sorted(b[1], key=str))
+        r.ok() if a == b and a[0] == "ok" else r.fail(f"coordinator in force: {q[:70]}: {str(b)[:200]} vs off {str(a)[:200]}")
+    r.queries += 1
+    # The point of the test: a vector node above Citus's scan on the coordinator.
+    r.ok() if "Vec Aggregate" in plan else r.fail("no Vec Aggregate in the coordinator plan:\n" + plan)
+
+
+def _in_savepoint(conn: psycopg.Connection, q: str) -> tuple:
+    """pg_text_result, an error rolled back to a savepoint so the
+    transaction goes on."""
+    conn.execute("SAVEPOINT q")
+    res = compare.pg_text_result(conn, q)
+    conn.execute("ROLLBACK TO SAVEPOINT q" if res[0] == "error" else "RELEASE SAVEPOINT q")
+    return res
 
 
 def _worker_without_vexec(r: LegResult, cluster: citus.CitusCluster, ds: Dataset) -> None:

@@ -11,6 +11,7 @@ pub mod report;
 pub mod require;
 pub mod scan;
 pub mod sort;
+pub mod tree;
 
 use std::ffi::CStr;
 

@@ -221,6 +221,8 @@ fn plan_with_report(
     // Whatever happens inside, the stack goes back to its depth on entry.
     PgTryBuilder::new(AssertUnwindSafe(|| {
         let pstmt = plan();
+        // SAFETY: pstmt is the PlannedStmt the planner just returned, finished.
+        unsafe { super::tree::expose_children(pstmt) };
         let report = PLANNING.with(|p| p.borrow_mut().pop()).and_then(finish);
         // SAFETY: pstmt is the PlannedStmt the planner just returned.
         unsafe { attach(pstmt, report.as_ref()) };

@@ -35,16 +35,7 @@ unsafe fn row_nodes(pstmt: *mut pg_sys::PlannedStmt, plan: *mut pg_sys::Plan, ou
             T_IncrementalSort => out.push("Incremental Sort".into()),
             _ => {}
         }
-        let children: Vec<*mut pg_sys::Plan> = match (*plan).type_ {
-            T_CustomScan => list_ptrs((*(plan as *mut pg_sys::CustomScan)).custom_plans).collect(),
-            T_Append => list_ptrs((*(plan as *mut pg_sys::Append)).appendplans).collect(),
-            T_MergeAppend => list_ptrs((*(plan as *mut pg_sys::MergeAppend)).mergeplans).collect(),
-            T_SubqueryScan => vec![(*(plan as *mut pg_sys::SubqueryScan)).subplan],
-            T_BitmapAnd => list_ptrs((*(plan as *mut pg_sys::BitmapAnd)).bitmapplans).collect(),
-            T_BitmapOr => list_ptrs((*(plan as *mut pg_sys::BitmapOr)).bitmapplans).collect(),
-            _ => vec![],
-        };
-        for c in children.into_iter().chain([(*plan).lefttree, (*plan).righttree]) {
+        for c in super::tree::children(plan) {
             row_nodes(pstmt, c, out);
         }
     }
