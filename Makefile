@@ -111,7 +111,7 @@ citus-regress: $(SETUP)
 	$(IN) tools/citus regress $(SCHEDULE)
 
 bench-citus: $(SETUP)
-	$(IN) tools/bench run --benchmarks citus-tpch --modes off,auto --workers 0 --sessions 2 $(BENCH_ARGS)
+	$(IN) tools/bench run --benchmarks citus-tpch,tpch-pg18 --modes off,auto --workers 0 --sessions 2 $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory bench-collect
 
 stop:

@@ -66,7 +66,8 @@ def cmd_run(args) -> int:
     hits_rows = args.hits_rows or (1_000_000 if args.quick else 10_000_000)
     sf = args.sf or (0.1 if args.quick else 1.0)
     benches = parse_list(args.benchmarks)
-    unknown = set(benches) - {"clickbench", "clickbench-pk", "tpch", "tpcds", "scan", "agg", "citus-tpch"}
+    unknown = set(benches) - {"clickbench", "clickbench-pk", "tpch", "tpcds", "scan", "agg", "citus-tpch",
+                              "tpch-pg18"}
     if unknown:
         raise SystemExit(f"[bench] --benchmarks: unknown {', '.join(sorted(unknown))}")
     sets = []
@@ -90,13 +91,14 @@ def cmd_run(args) -> int:
         rows = args.scan_rows or (1_000_000 if args.quick else 10_000_000)
         sets.append(("agg", Dataset("agg", rows), [(n, q, q) for n, q in datasets.AGG_QUERIES]))
     citus_cluster = None
-    if "citus-tpch" in benches:
-        # PostgreSQL 18 (Citus has no 19): the distributed tables, then the
+    if "citus-tpch" in benches or "tpch-pg18" in benches:
+        # PostgreSQL 18 (Citus has no 19): the distributed tables, and the
         # same rows in plain tables on the coordinator (single-node 18).
         citus_cluster = citus.CitusCluster(args.state, base_port=args.port + 40)
         ds = Dataset("tpch", sf)
-        sets.append(("citus-tpch", ds, tpch_queries()))
-        sets.append(("tpch-pg18", ds, tpch_queries()))
+        for bench in ("citus-tpch", "tpch-pg18"):
+            if bench in benches:
+                sets.append((bench, ds, tpch_queries()))
     for bench, ds, _ in sets:
         if bench.startswith(("citus", "tpch-pg18")):
             continue
@@ -221,7 +223,7 @@ def main(argv=None) -> int:
     run.add_argument("--pk", action="store_true", help="also hits with ClickBench's primary key")
     run.add_argument("--benchmarks", default="clickbench,tpch,tpcds",
                      help="clickbench, clickbench-pk, tpch, tpcds, scan, agg, citus-tpch (TPC-H on a "
-                          "local Citus cluster and on single-node PostgreSQL 18)")
+                          "local Citus cluster, PostgreSQL 18), tpch-pg18 (the same rows on single-node 18)")
     run.add_argument("--queries", help="only these query names, e.g. Q1,Q6")
     run.add_argument("--modes", default="vanilla,off,auto,force")
     run.add_argument("--workers", default="0,2")

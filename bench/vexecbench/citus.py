@@ -46,6 +46,11 @@ NODE_SETTINGS = {
     "citus.shard_count": str(SHARD_COUNT),
 }
 
+# Settings applied with ALTER SYSTEM at every start (so existing clusters get
+# them too): joins on other columns than the distribution key, most of
+# TPC-H's, are repartitioned between the workers instead of refused.
+RUNTIME_SETTINGS = {"citus.enable_repartition_joins": "on"}
+
 DISTRIBUTION = {
     "orders": ("o_orderkey", None),
     "lineitem": ("l_orderkey", "orders"),   # created after orders (SCHEMA's order)
@@ -85,11 +90,19 @@ class CitusCluster:
         return self.coordinator.preload
 
     def start(self, preload: bool = True) -> None:
+        """Start the nodes that are not running with this preload (the
+        benchmark runner calls it before every session)."""
         for n in self.nodes:
             n.ensure_initialized()
         for n in self.nodes:
+            if n.running() and n.preload == preload:
+                continue
             n.start(preload)
-        self.mode = None
+            with psycopg.connect(n.dsn("postgres"), autocommit=True) as c:
+                for k, v in RUNTIME_SETTINGS.items():
+                    c.execute(f"ALTER SYSTEM SET {k} = {v}")
+                c.execute("SELECT pg_reload_conf()")
+            self.mode = None   # a restarted node's mode is its configuration's
 
     def stop(self) -> None:
         for n in reversed(self.nodes):
