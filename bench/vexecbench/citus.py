@@ -82,13 +82,6 @@ class CitusCluster:
     def dsn(self, db: str, user: str | None = None) -> str:
         return self.coordinator.dsn(db, user)
 
-    def node_dsn(self, node: Cluster, db: str) -> str:
-        return node.dsn(db)
-
-    @property
-    def preload(self) -> bool | None:
-        return self.coordinator.preload
-
     def start(self, preload: bool = True) -> None:
         """Start the nodes that are not running with this preload (the
         benchmark runner calls it before every session)."""
@@ -107,9 +100,6 @@ class CitusCluster:
     def stop(self) -> None:
         for n in reversed(self.nodes):
             n.stop()
-
-    def running(self) -> bool:
-        return all(n.running() for n in self.nodes)
 
     def settings(self, db: str) -> dict[str, str]:
         s = self.coordinator.settings(db)

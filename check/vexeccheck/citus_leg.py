@@ -40,7 +40,7 @@ WORKER_AGG = ("SELECT l_returnflag, l_linestatus, count(*), sum(l_quantity), avg
 
 # Queries over the columnar copy, compared with the same over the heap table.
 COLUMNAR_QUERIES = [
-    WORKER_AGG,
+    WORKER_AGG.replace("FROM lineitem", "FROM {t}"),
     "SELECT sum(l_extendedprice * l_discount) FROM {t} WHERE l_shipdate >= date '1994-01-01' "
     "AND l_shipdate < date '1995-01-01' AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24",
     "SELECT l_shipmode, count(*), min(l_comment), max(l_receiptdate) FROM {t} GROUP BY 1 ORDER BY 1",
@@ -210,8 +210,7 @@ def _columnar(r: LegResult, cluster: citus.CitusCluster, ds: Dataset) -> None:
         conn.execute("ANALYZE lineitem_columnar")
     try:
         for q in COLUMNAR_QUERIES:
-            heap_q = q.replace("{t}", "lineitem") if "{t}" in q else q
-            col_q = q.replace("{t}", "lineitem_columnar") if "{t}" in q else q.replace("lineitem", "lineitem_columnar")
+            heap_q, col_q = q.format(t="lineitem"), q.format(t="lineitem_columnar")
             cluster.set_mode("off")
             with psycopg.connect(cluster.dsn(db), autocommit=True) as conn:
                 want = compare.pg_text_result(conn, heap_q)
