@@ -8,5 +8,5 @@ COMMENT ON SCHEMA vexec IS
 COMMENT ON FUNCTION vexec.version() IS
   'version of the vexec library loaded in this server (pg_extension.extversion is that of the SQL objects)';
 
-COMMENT ON FUNCTION vexec.arrow_ipc(text) IS
-  'the result of a query as an Arrow IPC stream (schema, then one record batch per 8192 rows); type mapping in docs/arrow.md';
+COMMENT ON FUNCTION vexec.arrow_ipc(text, integer) IS
+  'the result of a query as an Arrow IPC stream (schema, then one record batch per batch_rows rows, 8192 by default); type mapping in docs/arrow.md';

@@ -1,6 +1,7 @@
--- vexec.arrow_ipc(query): a query's result as an Arrow IPC stream (the first
--- slice of the Arrow egress; values are checked by reading the stream back
--- in the #[pg_test]s of vexec/src/egress.rs). Here: the stream's framing,
+-- vexec.arrow_ipc(query): a query's result as an Arrow IPC stream (the
+-- Arrow egress; values are checked by reading the stream back
+-- in the #[pg_test]s of vexec/src/egress/, and against psycopg by the
+-- arrow-types check leg). Here: the stream's framing,
 -- the caller's privileges and row level security, and the errors.
 SET search_path = public;
 \set VERBOSITY terse
@@ -31,25 +32,44 @@ SET ROLE ae_reader;
 SELECT vexec.arrow_ipc('SELECT id, owner FROM ae_secret')
      = vexec.arrow_ipc($$SELECT 1 AS id, 'ae_reader'::text AS owner$$) AS only_own_rows;
 RESET ROLE;
+-- Column privileges hold too.
+CREATE TABLE ae_columns (visible int, hidden text);
+GRANT SELECT (visible) ON ae_columns TO ae_reader;
+SET ROLE ae_reader;
+SELECT length(vexec.arrow_ipc('SELECT visible FROM ae_columns')) > 0 AS granted_column;
+SELECT vexec.arrow_ipc('SELECT hidden FROM ae_columns');
+RESET ROLE;
+DROP TABLE ae_columns;
 
--- Values Arrow cannot hold, and types without a mapping yet: errors with
+-- Values Arrow cannot hold, arrays a List cannot carry, and bad calls: errors with
 -- SQLSTATEs, never a wrong value.
-CREATE FUNCTION ae_error(q text) RETURNS text LANGUAGE plpgsql AS $fn$
+CREATE FUNCTION ae_error(q text, batch_rows int DEFAULT 8192) RETURNS text LANGUAGE plpgsql AS $fn$
 BEGIN
-  PERFORM vexec.arrow_ipc(q);
+  PERFORM vexec.arrow_ipc(q, batch_rows);
   RETURN 'no error';
 EXCEPTION WHEN OTHERS THEN
   RETURN SQLSTATE || ': ' || SQLERRM;
 END $fn$;
 SELECT ae_error($$SELECT 'infinity'::timestamptz AS t$$);
 SELECT ae_error($$SELECT '-infinity'::date AS d$$);
+SELECT ae_error($$SELECT '294276-12-31 23:59:59'::timestamp AS t$$);
 SELECT ae_error($$SELECT 'NaN'::numeric(10,2) AS n$$);
 SELECT ae_error($$SELECT time '24:00:00' AS t$$);
 SELECT ae_error($$SELECT 'infinity'::interval AS i$$);
-SELECT ae_error($$SELECT point(1, 2) AS p$$);
+SELECT ae_error($$SELECT ARRAY[[1, 2], [3, 4]] AS m$$);
+SELECT ae_error($$SELECT '[0:1]={5,6}'::int[] AS b$$);
 SELECT ae_error('SELECT 1 +');
+SELECT ae_error('SELECT 1; SELECT 2');
+SELECT ae_error('SELECT 1 AS x', 0);
 SELECT ae_error('INSERT INTO ae_secret VALUES (3, $$x$$)');
 SELECT count(*) AS rows_unchanged FROM ae_secret;
+-- A statement with RETURNING runs (once) and returns its rows.
+SELECT vexec.arrow_ipc('INSERT INTO ae_secret VALUES (3, $$x$$) RETURNING id')
+     = vexec.arrow_ipc('SELECT 3 AS id') AS returning_rows;
+SELECT count(*) AS one_row_more FROM ae_secret;
+-- Types Arrow has no type for travel as PostgreSQL's text (extension
+-- vexec.pg_text): the stream carries the text.
+SELECT position(convert_to('(1,2)', 'UTF8') IN vexec.arrow_ipc('SELECT point(1, 2) AS p')) > 0 AS point_as_text;
 -- A numeric without a precision Arrow can hold travels as its exact text.
 SELECT ae_error($$SELECT 1e100::numeric AS big, 'NaN'::numeric AS nan$$);
 

@@ -47,6 +47,7 @@ pub extern "C-unwind" fn _PG_init() {
     plan::report::install_hook();
     plan::hooks::install();
     exec::register();
+    egress::install();
 }
 
 // The install script's hand-written part (top-level sql/), after every

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::numeric::Decoded;
+
 /// Days from 1970-01-01 to 2000-01-01, PostgreSQL's epoch.
 pub const PG_EPOCH_DAYS: i32 = 10_957;
 /// Microseconds from 1970-01-01 to 2000-01-01.
@@ -13,6 +15,9 @@ pub const PG_EPOCH_MICROS: i64 = 946_684_800_000_000;
 pub enum Unrepresentable {
     /// `infinity` or `-infinity` of a date or timestamp.
     InfiniteDateTime,
+    /// A timestamp past 294246 AD, whose microseconds since 1970 leave the
+    /// i64 (PostgreSQL's own end is 294276 AD).
+    TimestampRange,
     /// `NaN`, `Infinity` or `-Infinity` of a numeric bound for Decimal128.
     NonFiniteNumeric(String),
     /// More digits than the column's Decimal128 precision (cannot happen for
@@ -29,6 +34,9 @@ impl fmt::Display for Unrepresentable {
         match self {
             Unrepresentable::InfiniteDateTime => {
                 write!(f, "infinite dates and timestamps have no Arrow value")
+            }
+            Unrepresentable::TimestampRange => {
+                write!(f, "timestamps after 294246 AD have no Arrow value (64-bit microseconds since 1970)")
             }
             Unrepresentable::NonFiniteNumeric(v) => write!(f, "numeric value {v} has no Decimal128 value"),
             Unrepresentable::DecimalOverflow(v) => {
@@ -59,7 +67,7 @@ pub fn timestamp_micros(pg_micros: i64) -> Result<i64, Unrepresentable> {
     if pg_micros == i64::MIN || pg_micros == i64::MAX {
         return Err(Unrepresentable::InfiniteDateTime);
     }
-    pg_micros.checked_add(PG_EPOCH_MICROS).ok_or(Unrepresentable::InfiniteDateTime)
+    pg_micros.checked_add(PG_EPOCH_MICROS).ok_or(Unrepresentable::TimestampRange)
 }
 
 /// Microseconds in a day: PostgreSQL's time allows the day's end itself.
@@ -91,57 +99,54 @@ pub fn interval_month_day_nano(
     Ok((months, days, micros.checked_mul(1000).ok_or(Unrepresentable::Interval)?))
 }
 
-/// numeric's output text (`-12.50`, `NaN`, `Infinity`) as a Decimal128 of
-/// `scale` (negative: the value counted in units of 10^-scale) and at most
-/// `precision` digits. The text of a value of the column's own typmod has
-/// exactly `scale` decimals (zeros where the scale is negative), so this is
-/// exact; anything else is an error, not a rounding.
-pub fn decimal128(text: &str, precision: u8, scale: i8) -> Result<i128, Unrepresentable> {
-    let overflow = || Unrepresentable::DecimalOverflow(text.to_string());
-    let (negative, unsigned) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text),
+/// A numeric read from its payload (`numeric::decode`) as a Decimal128 of
+/// `scale` and at most `precision` digits: exact, or an error (NaN and the
+/// infinities have no Decimal128 value; a value of the column's own typmod
+/// always fits, so the overflow is a check, never a rounding).
+pub fn decimal128_of(decoded: Decoded, precision: u8, scale: i8) -> Result<i128, Unrepresentable> {
+    let (value, dscale) = match decoded {
+        Decoded::NaN => return Err(Unrepresentable::NonFiniteNumeric("NaN".into())),
+        Decoded::PosInfinity => return Err(Unrepresentable::NonFiniteNumeric("Infinity".into())),
+        Decoded::NegInfinity => return Err(Unrepresentable::NonFiniteNumeric("-Infinity".into())),
+        Decoded::TooWide => return Err(Unrepresentable::DecimalOverflow("(more than 38 digits)".into())),
+        Decoded::Scaled { value, dscale } => (value, i32::from(dscale)),
     };
-    if !unsigned.starts_with(|c: char| c.is_ascii_digit()) {
-        return Err(Unrepresentable::NonFiniteNumeric(text.to_string()));
-    }
-    let (int_part, frac_part) = unsigned.split_once('.').unwrap_or((unsigned, ""));
-    if !int_part.bytes().chain(frac_part.bytes()).all(|b| b.is_ascii_digit()) {
-        return Err(overflow());
-    }
-    // The digits of value * 10^scale.
-    let mut digits: String = int_part.to_string();
-    let scale = i32::from(scale);
-    if scale >= 0 {
-        let s = scale as usize;
-        if frac_part.len() > s && frac_part[s..].bytes().any(|b| b != b'0') {
-            return Err(overflow());
-        }
-        digits.push_str(&frac_part[..frac_part.len().min(s)]);
-        digits.extend(std::iter::repeat_n('0', s.saturating_sub(frac_part.len())));
+    let overflow = || Unrepresentable::DecimalOverflow(scaled_text(value, dscale));
+    let shift = i32::from(scale) - dscale;
+    let v = if shift >= 0 {
+        10i128.checked_pow(shift as u32).and_then(|p| value.checked_mul(p)).ok_or_else(overflow)?
     } else {
-        // Negative scale: an integer ending in -scale zeros.
-        let drop = (-scale) as usize;
-        if frac_part.bytes().any(|b| b != b'0') {
+        let p = 10i128.checked_pow((-shift) as u32).ok_or_else(overflow)?;
+        if value % p != 0 {
             return Err(overflow());
         }
-        let significant = int_part.trim_start_matches('0');
-        digits = if significant.is_empty() {
-            String::new()
-        } else if significant.len() < drop
-            || significant[significant.len() - drop..].bytes().any(|b| b != b'0')
-        {
-            return Err(overflow());
-        } else {
-            significant[..significant.len() - drop].to_string()
-        };
-    }
-    let digits = digits.trim_start_matches('0');
-    if digits.len() > usize::from(precision) {
+        value / p
+    };
+    let limit = 10i128.pow(u32::from(precision.min(38)));
+    if v.unsigned_abs() >= limit as u128 {
         return Err(overflow());
     }
-    let magnitude: i128 = if digits.is_empty() { 0 } else { digits.parse().map_err(|_| overflow())? };
-    Ok(if negative { -magnitude } else { magnitude })
+    Ok(v)
+}
+
+/// `value / 10^dscale` as decimal text, for messages.
+fn scaled_text(value: i128, dscale: i32) -> String {
+    let digits = value.unsigned_abs().to_string();
+    let d = dscale.max(0) as usize;
+    let padded = format!("{digits:0>width$}", width = d + 1);
+    let (int, frac) = padded.split_at(padded.len() - d);
+    let sign = if value < 0 { "-" } else { "" };
+    if d == 0 {
+        format!("{sign}{int}")
+    } else {
+        format!("{sign}{int}.{frac}")
+    }
+}
+
+/// A PostgreSQL timetz (microseconds since midnight, zone in seconds west
+/// of UTC) as Arrow's time of day and a UTC offset in seconds east.
+pub fn timetz(pg_micros: i64, zone_west: i32) -> Result<(i64, i32), Unrepresentable> {
+    Ok((time64_micros(pg_micros)?, -zone_west))
 }
 
 #[cfg(test)]
@@ -163,6 +168,8 @@ mod tests {
         assert_eq!(timestamp_micros(-PG_EPOCH_MICROS), Ok(0));
         assert_eq!(timestamp_micros(i64::MAX), Err(Unrepresentable::InfiniteDateTime));
         assert_eq!(timestamp_micros(i64::MIN), Err(Unrepresentable::InfiniteDateTime));
+        // 294276-12-31 23:59:59.999999, PostgreSQL's last timestamp.
+        assert_eq!(timestamp_micros(9_223_371_331_199_999_999), Err(Unrepresentable::TimestampRange));
     }
 
     #[test]
@@ -177,27 +184,26 @@ mod tests {
     }
 
     #[test]
-    fn decimals_are_exact() {
-        assert_eq!(decimal128("12.50", 10, 2), Ok(1250));
-        assert_eq!(decimal128("-0.05", 10, 2), Ok(-5));
-        assert_eq!(decimal128("0.00", 10, 2), Ok(0));
-        assert_eq!(decimal128("-0", 10, 0), Ok(0));
-        assert_eq!(decimal128("1200", 3, -2), Ok(12));
-        assert_eq!(decimal128("0", 3, -2), Ok(0));
-        assert_eq!(
-            decimal128("99999999999999999999999999999999999999", 38, 0),
-            Ok(99_999_999_999_999_999_999_999_999_999_999_999_999)
+    fn decoded_numerics_become_exact_decimals() {
+        let d = |value, dscale| Decoded::Scaled { value, dscale };
+        assert_eq!(decimal128_of(d(1250, 2), 10, 2), Ok(1250));
+        assert_eq!(decimal128_of(d(125, 1), 10, 2), Ok(1250));
+        assert_eq!(decimal128_of(d(1200, 0), 3, -2), Ok(12));
+        assert_eq!(decimal128_of(d(-5, 2), 10, 2), Ok(-5));
+        assert!(
+            matches!(decimal128_of(d(1234, 3), 10, 2), Err(Unrepresentable::DecimalOverflow(t)) if t == "1.234")
         );
-        assert_eq!(decimal128("12.5", 10, 2), Ok(1250)); // fewer decimals than the scale
-    }
-
-    #[test]
-    fn decimals_never_round() {
-        assert!(matches!(decimal128("NaN", 10, 2), Err(Unrepresentable::NonFiniteNumeric(_))));
-        assert!(matches!(decimal128("Infinity", 10, 2), Err(Unrepresentable::NonFiniteNumeric(_))));
-        assert!(matches!(decimal128("-Infinity", 10, 2), Err(Unrepresentable::NonFiniteNumeric(_))));
-        assert!(matches!(decimal128("1.234", 10, 2), Err(Unrepresentable::DecimalOverflow(_))));
-        assert!(matches!(decimal128("1250", 3, -2), Err(Unrepresentable::DecimalOverflow(_))));
-        assert!(matches!(decimal128("123456", 5, 0), Err(Unrepresentable::DecimalOverflow(_))));
+        assert!(matches!(decimal128_of(d(1250, 0), 3, -2), Err(Unrepresentable::DecimalOverflow(_))));
+        assert!(
+            matches!(decimal128_of(d(-123456, 0), 5, 0), Err(Unrepresentable::DecimalOverflow(t)) if t == "-123456")
+        );
+        assert!(matches!(decimal128_of(Decoded::NaN, 10, 2), Err(Unrepresentable::NonFiniteNumeric(_))));
+        assert!(matches!(
+            decimal128_of(Decoded::NegInfinity, 10, 2),
+            Err(Unrepresentable::NonFiniteNumeric(_))
+        ));
+        assert_eq!(scaled_text(-5, 3), "-0.005");
+        assert_eq!(timetz(3_600_000_000, -7200), Ok((3_600_000_000, 7200)));
+        assert_eq!(timetz(DAY_MICROS, 0), Err(Unrepresentable::EndOfDay));
     }
 }

@@ -1,14 +1,17 @@
 //! Arrow egress, the pure half: PostgreSQL's types mapped to Arrow's
 //! (`types`), values converted exactly (`convert`: epochs shifted, numerics
-//! as Decimal128), rows gathered into RecordBatches and written as an Arrow
-//! IPC stream (`stream`). The server half (`vexec/src/egress.rs`) reads a
-//! query's rows and hands each value here; the mapping is documented in
-//! docs/arrow.md.
+//! as Decimal128), values gathered into RecordBatches (`builder`, nested
+//! types included) and handed out as an Arrow IPC stream or through the
+//! Arrow C Data Interface (`stream`). The server half (`vexec/src/egress/`)
+//! receives a query's rows from the executor and hands each value here; the
+//! mapping is documented in docs/arrow.md.
 
+pub mod builder;
 pub mod convert;
 pub mod stream;
 pub mod types;
 
+pub use builder::{BatchBuilder, ColumnBuilder, Value};
 pub use convert::Unrepresentable;
-pub use stream::{BatchBuilder, IpcStream, Value};
+pub use stream::IpcStream;
 pub use types::{ColumnType, PgColumn};

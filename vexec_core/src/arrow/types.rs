@@ -1,13 +1,19 @@
-//! Which Arrow type a PostgreSQL column becomes. Every field carries the
-//! PostgreSQL type in its metadata (`pg.type`, `pg.typmod`), so a client can
-//! tell `varchar(10)` from `text` or `timestamp` from `timestamptz`.
+//! Which Arrow type a PostgreSQL column becomes (docs/arrow.md has the
+//! table). Every field carries the PostgreSQL type in its metadata
+//! (`pg.type`, `pg.typmod`), so a client can tell `varchar(10)` from `text`
+//! or `timestamp` from `timestamptz`.
+//!
+//! Built-in scalar types are mapped here from their OIDs; arrays, composites,
+//! enums and domains need the catalog, so the server half builds those
+//! (`ColumnType::List`, `ColumnType::Struct`, ...) from what it looks up.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use arrow_schema::{DataType, Field, IntervalUnit, TimeUnit};
+use arrow_schema::{DataType, Field, Fields, IntervalUnit, TimeUnit};
 
 /// Built-in type OIDs (pg_type.dat; fixed across versions).
-mod oid {
+pub mod oid {
     pub const BOOL: u32 = 16;
     pub const BYTEA: u32 = 17;
     pub const NAME: u32 = 19;
@@ -15,19 +21,24 @@ mod oid {
     pub const INT2: u32 = 21;
     pub const INT4: u32 = 23;
     pub const TEXT: u32 = 25;
+    pub const OID: u32 = 26;
+    pub const XID: u32 = 28;
+    pub const CID: u32 = 29;
+    pub const JSON: u32 = 114;
     pub const FLOAT4: u32 = 700;
     pub const FLOAT8: u32 = 701;
     pub const BPCHAR: u32 = 1042;
     pub const VARCHAR: u32 = 1043;
     pub const DATE: u32 = 1082;
+    pub const TIME: u32 = 1083;
     pub const TIMESTAMP: u32 = 1114;
     pub const TIMESTAMPTZ: u32 = 1184;
-    pub const NUMERIC: u32 = 1700;
-    pub const JSON: u32 = 114;
-    pub const JSONB: u32 = 3802;
-    pub const TIME: u32 = 1083;
     pub const INTERVAL: u32 = 1186;
+    pub const TIMETZ: u32 = 1266;
+    pub const NUMERIC: u32 = 1700;
     pub const UUID: u32 = 2950;
+    pub const JSONB: u32 = 3802;
+    pub const XID8: u32 = 5069;
 }
 
 /// Arrow's Decimal128 holds at most 38 digits.
@@ -36,14 +47,26 @@ pub const DECIMAL128_MAX_PRECISION: i32 = 38;
 /// The Arrow extension name of a numeric without a precision Decimal128
 /// can hold (no typmod, or more than 38 digits): its text, exact.
 pub const NUMERIC_TEXT_EXTENSION: &str = "vexec.numeric";
+/// The extension name of a type Arrow has no type for (geometric types,
+/// network addresses, ranges, money, bit strings, ...): PostgreSQL's own
+/// text of the value (its output function), which its input function
+/// reads back; `pg.type` says which type it is.
+pub const PG_TEXT_EXTENSION: &str = "vexec.pg_text";
+/// The extension name of timetz: a struct of the local time and its UTC
+/// offset.
+pub const TIMETZ_EXTENSION: &str = "vexec.timetz";
 
 /// How one column's values are carried.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ColumnType {
     Bool,
     Int16,
     Int32,
     Int64,
+    /// oid, xid, cid: unsigned 32-bit.
+    UInt32,
+    /// xid8.
+    UInt64,
     Float32,
     Float64,
     /// text, varchar, bpchar (with its padding, as PostgreSQL outputs it), name.
@@ -66,12 +89,22 @@ pub enum ColumnType {
     Uuid,
     /// time: microseconds since midnight.
     Time64Micros,
+    /// timetz: Struct { time: Time64(µs), utc_offset: Int32 seconds east of
+    /// UTC } (extension `vexec.timetz`).
+    TimeTz,
     /// interval: months, days and nanoseconds, as PostgreSQL keeps them apart.
     IntervalMonthDayNano,
     /// json and jsonb: their text (Arrow's canonical extension `arrow.json`).
     Json,
     /// An enum's label.
     EnumLabel,
+    /// PostgreSQL's text of a value of a type Arrow has no type for
+    /// (extension `vexec.pg_text`).
+    PgText,
+    /// A one-dimensional array: its elements, of this type.
+    List(Box<ColumnType>),
+    /// A composite: its attributes by name.
+    Struct(Vec<(String, ColumnType)>),
 }
 
 /// A result column as PostgreSQL describes it.
@@ -85,14 +118,17 @@ pub struct PgColumn {
 }
 
 impl ColumnType {
-    /// The Arrow representation of a PostgreSQL type, or why there is none
-    /// yet (the caller reports it with the column's name).
-    pub fn of(type_oid: u32, typmod: i32) -> Result<ColumnType, String> {
-        Ok(match type_oid {
+    /// The Arrow representation of a built-in scalar type; None for types
+    /// the caller maps from the catalog (arrays, composites, enums,
+    /// domains) or as their text ([`ColumnType::PgText`]).
+    pub fn of_scalar(type_oid: u32, typmod: i32) -> Option<ColumnType> {
+        Some(match type_oid {
             oid::BOOL => ColumnType::Bool,
             oid::INT2 => ColumnType::Int16,
             oid::INT4 => ColumnType::Int32,
             oid::INT8 => ColumnType::Int64,
+            oid::OID | oid::XID | oid::CID => ColumnType::UInt32,
+            oid::XID8 => ColumnType::UInt64,
             oid::FLOAT4 => ColumnType::Float32,
             oid::FLOAT8 => ColumnType::Float64,
             oid::TEXT | oid::VARCHAR | oid::BPCHAR | oid::NAME => ColumnType::Utf8,
@@ -101,60 +137,93 @@ impl ColumnType {
             oid::TIMESTAMP => ColumnType::TimestampMicros { utc: false },
             oid::TIMESTAMPTZ => ColumnType::TimestampMicros { utc: true },
             oid::NUMERIC => match numeric_typmod(typmod) {
-                Some((p, s)) if p <= DECIMAL128_MAX_PRECISION => {
+                Some((p, s)) if (1..=DECIMAL128_MAX_PRECISION).contains(&p) => {
                     ColumnType::Decimal128 { precision: p as u8, scale: s as i8 }
                 }
                 _ => ColumnType::NumericText,
             },
             oid::UUID => ColumnType::Uuid,
             oid::TIME => ColumnType::Time64Micros,
+            oid::TIMETZ => ColumnType::TimeTz,
             oid::INTERVAL => ColumnType::IntervalMonthDayNano,
             oid::JSON | oid::JSONB => ColumnType::Json,
-            _ => return Err(format!("type OID {type_oid} has no Arrow mapping yet")),
+            _ => return None,
         })
     }
 
-    pub fn data_type(self) -> DataType {
+    pub fn data_type(&self) -> DataType {
         match self {
             ColumnType::Bool => DataType::Boolean,
             ColumnType::Int16 => DataType::Int16,
             ColumnType::Int32 => DataType::Int32,
             ColumnType::Int64 => DataType::Int64,
+            ColumnType::UInt32 => DataType::UInt32,
+            ColumnType::UInt64 => DataType::UInt64,
             ColumnType::Float32 => DataType::Float32,
             ColumnType::Float64 => DataType::Float64,
-            ColumnType::Utf8 | ColumnType::NumericText | ColumnType::Json | ColumnType::EnumLabel => {
-                DataType::Utf8
-            }
+            ColumnType::Utf8
+            | ColumnType::NumericText
+            | ColumnType::Json
+            | ColumnType::EnumLabel
+            | ColumnType::PgText => DataType::Utf8,
             ColumnType::Uuid => DataType::FixedSizeBinary(16),
             ColumnType::Time64Micros => DataType::Time64(TimeUnit::Microsecond),
+            ColumnType::TimeTz => DataType::Struct(timetz_fields()),
             ColumnType::IntervalMonthDayNano => DataType::Interval(IntervalUnit::MonthDayNano),
             ColumnType::Binary => DataType::Binary,
             ColumnType::Date32 => DataType::Date32,
             ColumnType::TimestampMicros { utc } => {
                 DataType::Timestamp(TimeUnit::Microsecond, utc.then(|| "UTC".into()))
             }
-            ColumnType::Decimal128 { precision, scale } => DataType::Decimal128(precision, scale),
+            ColumnType::Decimal128 { precision, scale } => DataType::Decimal128(*precision, *scale),
+            ColumnType::List(element) => DataType::List(Arc::new(element.child_field("item"))),
+            ColumnType::Struct(attrs) => {
+                DataType::Struct(attrs.iter().map(|(name, t)| t.child_field(name)).collect())
+            }
+        }
+    }
+
+    fn extension(&self) -> Option<&'static str> {
+        match self {
+            ColumnType::NumericText => Some(NUMERIC_TEXT_EXTENSION),
+            ColumnType::Uuid => Some("arrow.uuid"),
+            ColumnType::Json => Some("arrow.json"),
+            ColumnType::PgText => Some(PG_TEXT_EXTENSION),
+            ColumnType::TimeTz => Some(TIMETZ_EXTENSION),
+            _ => None,
+        }
+    }
+
+    /// A nested field (list element, struct attribute): nullable, with its
+    /// extension name where it has one.
+    fn child_field(&self, name: &str) -> Field {
+        let f = Field::new(name, self.data_type(), true);
+        match self.extension() {
+            Some(ext) => f.with_metadata(HashMap::from([("ARROW:extension:name".into(), ext.into())])),
+            None => f,
         }
     }
 
     /// The Arrow field of a column: nullable, with the PostgreSQL type in
     /// its metadata.
-    pub fn field(self, col: &PgColumn) -> Field {
+    pub fn field(&self, col: &PgColumn) -> Field {
         let mut meta = HashMap::from([
             ("pg.type".to_string(), col.type_name.clone()),
             ("pg.typmod".to_string(), col.typmod.to_string()),
         ]);
-        let extension = match self {
-            ColumnType::NumericText => Some(NUMERIC_TEXT_EXTENSION),
-            ColumnType::Uuid => Some("arrow.uuid"),
-            ColumnType::Json => Some("arrow.json"),
-            _ => None,
-        };
-        if let Some(name) = extension {
+        if let Some(name) = self.extension() {
             meta.insert("ARROW:extension:name".into(), name.into());
         }
         Field::new(&col.name, self.data_type(), true).with_metadata(meta)
     }
+}
+
+/// The fields of a timetz struct.
+pub fn timetz_fields() -> Fields {
+    Fields::from(vec![
+        Field::new("time", DataType::Time64(TimeUnit::Microsecond), false),
+        Field::new("utc_offset", DataType::Int32, false),
+    ])
 }
 
 /// numeric's typmod: ((precision << 16) | (scale & 0x7ff)) + 4, the scale an
@@ -184,11 +253,11 @@ mod tests {
         assert_eq!(numeric_typmod(typmod(3, -2)), Some((3, -2)));
         assert_eq!(numeric_typmod(typmod(1000, 1000)), Some((1000, 1000)));
         assert_eq!(
-            ColumnType::of(oid::NUMERIC, typmod(38, 4)),
-            Ok(ColumnType::Decimal128 { precision: 38, scale: 4 })
+            ColumnType::of_scalar(oid::NUMERIC, typmod(38, 4)),
+            Some(ColumnType::Decimal128 { precision: 38, scale: 4 })
         );
-        assert_eq!(ColumnType::of(oid::NUMERIC, typmod(39, 4)), Ok(ColumnType::NumericText));
-        assert_eq!(ColumnType::of(oid::NUMERIC, -1), Ok(ColumnType::NumericText));
+        assert_eq!(ColumnType::of_scalar(oid::NUMERIC, typmod(39, 4)), Some(ColumnType::NumericText));
+        assert_eq!(ColumnType::of_scalar(oid::NUMERIC, -1), Some(ColumnType::NumericText));
     }
 
     #[test]
@@ -199,7 +268,7 @@ mod tests {
             typmod: -1,
             type_name: "timestamptz".into(),
         };
-        let t = ColumnType::of(col.type_oid, col.typmod).unwrap();
+        let t = ColumnType::of_scalar(col.type_oid, col.typmod).unwrap();
         let f = t.field(&col);
         assert_eq!(f.data_type(), &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())));
         assert_eq!(f.metadata()["pg.type"], "timestamptz");
@@ -207,13 +276,27 @@ mod tests {
         let n =
             PgColumn { name: "n".into(), type_oid: oid::NUMERIC, typmod: -1, type_name: "numeric".into() };
         assert_eq!(ColumnType::NumericText.field(&n).metadata()["ARROW:extension:name"], "vexec.numeric");
-        assert!(ColumnType::of(600, -1).is_err()); // point
+        assert_eq!(ColumnType::of_scalar(600, -1), None); // point: the server maps it as PgText
         let u = PgColumn { name: "u".into(), type_oid: oid::UUID, typmod: -1, type_name: "uuid".into() };
-        let uf = ColumnType::of(oid::UUID, -1).unwrap().field(&u);
+        let uf = ColumnType::of_scalar(oid::UUID, -1).unwrap().field(&u);
         assert_eq!(
             (uf.data_type(), uf.metadata()["ARROW:extension:name"].as_str()),
             (&DataType::FixedSizeBinary(16), "arrow.uuid")
         );
-        assert_eq!(ColumnType::of(oid::JSONB, -1), Ok(ColumnType::Json));
+        assert_eq!(ColumnType::of_scalar(oid::JSONB, -1), Some(ColumnType::Json));
+        assert_eq!(ColumnType::of_scalar(oid::OID, -1), Some(ColumnType::UInt32));
+    }
+
+    #[test]
+    fn nested_types() {
+        let t = ColumnType::List(Box::new(ColumnType::Struct(vec![
+            ("a".into(), ColumnType::Int32),
+            ("j".into(), ColumnType::Json),
+        ])));
+        let DataType::List(item) = t.data_type() else { panic!("a list") };
+        let DataType::Struct(fields) = item.data_type() else { panic!("of structs") };
+        assert_eq!(fields.len(), 2);
+        assert_eq!(fields[1].metadata()["ARROW:extension:name"], "arrow.json");
+        assert_eq!(ColumnType::TimeTz.data_type(), DataType::Struct(timetz_fields()));
     }
 }
