@@ -10,3 +10,6 @@ COMMENT ON FUNCTION vexec.version() IS
 
 COMMENT ON FUNCTION vexec.arrow_ipc(text, integer) IS
   'the result of a query as an Arrow IPC stream (schema, then one record batch per batch_rows rows, 8192 by default); type mapping in docs/arrow.md';
+
+COMMENT ON FUNCTION vexec.arrow_ipc_stream(text, integer) IS
+  'the result of a query as the pieces of an Arrow IPC stream, in order (schema, one per batch_rows rows, end marker), fetched batch by batch: no size limit; docs/arrow.md';

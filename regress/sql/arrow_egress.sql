@@ -73,6 +73,23 @@ SELECT position(convert_to('(1,2)', 'UTF8') IN vexec.arrow_ipc('SELECT point(1, 
 -- A numeric without a precision Arrow can hold travels as its exact text.
 SELECT ae_error($$SELECT 1e100::numeric AS big, 'NaN'::numeric AS nan$$);
 
+-- vexec.arrow_ipc_stream: the same stream in pieces, made a batch at a time.
+SELECT string_agg(p, ''::bytea ORDER BY n) = vexec.arrow_ipc('SELECT g FROM generate_series(1, 30000) g', 7000)
+  AS pieces_are_the_stream
+FROM vexec.arrow_ipc_stream('SELECT g FROM generate_series(1, 30000) g', 7000) WITH ORDINALITY AS t(p, n);
+SELECT count(*) AS pieces FROM (SELECT vexec.arrow_ipc_stream('SELECT g FROM generate_series(1, 30000) g', 7000)) s;
+-- Reading part of it, then the whole again, in one transaction.
+BEGIN;
+SELECT length(p) > 0 AS schema_piece FROM (SELECT vexec.arrow_ipc_stream('SELECT g FROM generate_series(1, 30000) g') AS p LIMIT 1) s;
+SELECT count(*) AS pieces FROM (SELECT vexec.arrow_ipc_stream('SELECT g FROM generate_series(1, 30000) g', 7000)) s;
+COMMIT;
+-- An error in the middle of the result aborts the statement.
+SELECT count(*) FROM (SELECT vexec.arrow_ipc_stream('SELECT 1 / (g - 15000) FROM generate_series(1, 30000) g', 7000)) s;
+SET ROLE ae_stranger;
+SELECT count(*) FROM (SELECT vexec.arrow_ipc_stream('SELECT * FROM ae_secret')) s;
+RESET ROLE;
+SELECT ae_error('SELECT 1 +', 1);
+
 DROP TABLE ae_secret;
 DROP FUNCTION ae_error;
 REVOKE USAGE ON SCHEMA vexec FROM ae_reader, ae_stranger;

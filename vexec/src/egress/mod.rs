@@ -15,7 +15,7 @@
 
 mod api;
 mod reader;
-mod receiver;
+pub mod receiver;
 mod sql;
 
 use std::ffi::CStr;
@@ -41,6 +41,18 @@ pub trait Sink {
     fn batch(&mut self, batch: RecordBatch);
 }
 
+/// A borrowed sink, for a receiver that owns its sink.
+struct SinkRef<'a>(&'a mut dyn Sink);
+
+impl Sink for SinkRef<'_> {
+    fn schema(&mut self, schema: &SchemaRef) {
+        self.0.schema(schema)
+    }
+    fn batch(&mut self, batch: RecordBatch) {
+        self.0.batch(batch)
+    }
+}
+
 /// Run `query` (one statement that returns rows) and hand its result to
 /// `sink` in batches of at most `batch_rows` rows.
 pub fn run(query: &CStr, batch_rows: usize, sink: &mut dyn Sink) {
@@ -50,7 +62,7 @@ pub fn run(query: &CStr, batch_rows: usize, sink: &mut dyn Sink) {
         // plan is freed before returning; the receiver outlives the execution it is passed to.
         unsafe {
             let plan = prepare(query);
-            let mut receiver = receiver::ArrowReceiver::new(batch_rows, sink);
+            let mut receiver = receiver::ArrowReceiver::new(batch_rows, Box::new(SinkRef(sink)));
             let options = pg_sys::SPIExecuteOptions {
                 read_only: false,
                 dest: receiver.as_dest(),
@@ -84,6 +96,40 @@ pub fn describe(query: &CStr) -> SchemaRef {
             schema
         }
     })
+}
+
+/// A cursor over `query`'s result that [`fetch`] reads batch by batch: it
+/// stays open (a portal of the transaction) after SPI is left.
+pub fn open_cursor(query: &CStr) -> pg_sys::Portal {
+    Spi::connect(|_client| {
+        // SAFETY: SPI is connected for the closure's duration; the portal belongs to the
+        // transaction, not to this SPI connection, so it outlives it.
+        unsafe {
+            let plan = prepare(query);
+            let portal = pg_sys::SPI_cursor_open(
+                std::ptr::null(),
+                plan,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                false,
+            );
+            pg_sys::SPI_freeplan(plan);
+            portal
+        }
+    })
+}
+
+/// Fetch up to `rows` rows of an open cursor into `receiver` (whose sink
+/// gets them as one batch); the rows fetched.
+///
+/// # Safety
+/// `portal` is an open cursor of the current transaction.
+pub unsafe fn fetch(portal: pg_sys::Portal, rows: usize, receiver: &mut receiver::ArrowReceiver<'_>) -> u64 {
+    // SAFETY: this function's contract; PortalRunFetch sets up the portal's snapshot, resource
+    // owner and memory context itself, as SPI_cursor_fetch relies on.
+    unsafe {
+        pg_sys::PortalRunFetch(portal, pg_sys::FetchDirection::FETCH_FORWARD, rows as _, receiver.as_dest())
+    }
 }
 
 /// Parse, analyze and plan `query`: one statement that returns rows.

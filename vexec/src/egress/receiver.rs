@@ -2,7 +2,9 @@
 //! row as a slot; it reads the row's values into Arrow builders and, every
 //! `batch_rows` rows and at the end, hands a RecordBatch to the sink.
 //! Per-value allocations (detoasted values, output functions' text) land in
-//! a scratch memory context reset after every batch.
+//! a scratch memory context reset after every batch. A cursor fetched from
+//! again and again starts the receiver once per fetch: the result carries
+//! over.
 
 use std::ffi::CStr;
 
@@ -21,7 +23,7 @@ use super::Sink;
 pub struct ArrowReceiver<'s> {
     dest: pg_sys::DestReceiver,
     batch_rows: usize,
-    sink: &'s mut dyn Sink,
+    sink: Box<dyn Sink + 's>,
     result: Option<Result>,
     scratch: pg_sys::MemoryContext,
 }
@@ -56,7 +58,7 @@ pub unsafe fn describe(desc: pg_sys::TupleDesc) -> (SchemaRef, Vec<Reader>, Batc
 }
 
 impl<'s> ArrowReceiver<'s> {
-    pub fn new(batch_rows: usize, sink: &'s mut dyn Sink) -> Box<ArrowReceiver<'s>> {
+    pub fn new(batch_rows: usize, sink: Box<dyn Sink + 's>) -> Box<ArrowReceiver<'s>> {
         let dest = pg_sys::DestReceiver {
             receiveSlot: Some(receive_slot),
             rStartup: Some(startup),
@@ -111,6 +113,9 @@ unsafe extern "C-unwind" fn startup(
     // query's memory context (the readers' tuple descriptors and the scratch context live there).
     unsafe {
         let this = this(dest);
+        if this.result.is_some() {
+            return; // the next fetch of a cursor
+        }
         let (schema, readers, builder) = describe(desc);
         this.scratch = pg_sys::AllocSetContextCreateInternal(
             pg_sys::CurrentMemoryContext,

@@ -1,15 +1,22 @@
-//! `vexec.arrow_ipc(query)`: a query's result as an Arrow IPC stream (the
-//! schema, one RecordBatch per `batch_rows` rows, the end-of-stream marker),
-//! for psql and any driver, and for the tests.
+//! A query's result as an Arrow IPC stream (the schema, one RecordBatch per
+//! `batch_rows` rows, the end-of-stream marker), for psql and any driver:
+//! `vexec.arrow_ipc(query)` as one bytea (up to 1 GB), and
+//! `vexec.arrow_ipc_stream(query)` as rows of bytea, the stream's pieces in
+//! order, fetched from a cursor a batch at a time (no size limit).
 
+use std::cell::RefCell;
 use std::ffi::CString;
+use std::rc::Rc;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use pgrx::prelude::*;
 use vexec_core::arrow::IpcStream;
 
+use pgrx::pg_sys;
+
 use super::reader::{error, internal};
+use super::receiver::{self, ArrowReceiver};
 use super::{Sink, DEFAULT_BATCH_ROWS};
 
 /// A bytea holds at most 1 GB.
@@ -18,6 +25,48 @@ const MAX_STREAM_BYTES: usize = (1 << 30) - 1 - 4;
 /// The Arrow IPC stream of `query`'s result.
 #[pg_extern(volatile, parallel_unsafe)]
 fn arrow_ipc(query: &str, batch_rows: default!(i32, 8192)) -> Vec<u8> {
+    let (query, batch_rows) = arguments(query, batch_rows);
+    let mut sink = IpcSink { stream: None };
+    super::run(&query, batch_rows, &mut sink);
+    let stream = sink.stream.unwrap_or_else(|| internal("no schema"));
+    stream.finish().unwrap_or_else(|e| internal(e))
+}
+
+/// The pieces of the Arrow IPC stream of `query`'s result, in order: the
+/// schema, one per batch of `batch_rows` rows, the end-of-stream marker.
+/// In a select list, each piece is made when the row is asked for.
+#[pg_extern(volatile, parallel_unsafe)]
+fn arrow_ipc_stream(query: &str, batch_rows: default!(i32, 8192)) -> SetOfIterator<'static, Vec<u8>> {
+    let (query, batch_rows) = arguments(query, batch_rows);
+    let portal = super::open_cursor(&query);
+    let batch = Rc::new(RefCell::new(None));
+    let mut receiver = ArrowReceiver::new(batch_rows, Box::new(LastBatch(batch.clone())));
+    // SAFETY: the portal was just opened; its descriptor is live.
+    let (schema, _, _) = unsafe { receiver::describe((*portal).tupDesc) };
+    let mut stream = Some(IpcStream::new(&schema).unwrap_or_else(|e| internal(e)));
+    let schema_piece = stream.as_mut().map(IpcStream::take);
+    let pieces = std::iter::from_fn(move || {
+        let s = stream.as_mut()?;
+        // SAFETY: the portal stays open until the last fetch (it belongs to the transaction, which
+        // outlives the function's calls).
+        unsafe { super::fetch(portal, batch_rows, &mut receiver) };
+        match batch.borrow_mut().take() {
+            Some(b) => {
+                s.write(&b).unwrap_or_else(|e| internal(e));
+                Some(s.take())
+            }
+            None => {
+                // SAFETY: the portal is open and no longer used.
+                unsafe { pg_sys::SPI_cursor_close(portal) };
+                Some(stream.take()?.finish().unwrap_or_else(|e| internal(e)))
+            }
+        }
+    });
+    SetOfIterator::new(schema_piece.into_iter().chain(pieces))
+}
+
+/// The checked arguments of both functions.
+fn arguments(query: &str, batch_rows: i32) -> (CString, usize) {
     let Ok(query) = CString::new(query) else {
         error(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, "the query contains a NUL byte".into())
     };
@@ -27,10 +76,17 @@ fn arrow_ipc(query: &str, batch_rows: default!(i32, 8192)) -> Vec<u8> {
             format!("batch_rows must be at least 1 (got {batch_rows}; the default is {DEFAULT_BATCH_ROWS})"),
         )
     }
-    let mut sink = IpcSink { stream: None };
-    super::run(&query, batch_rows as usize, &mut sink);
-    let stream = sink.stream.unwrap_or_else(|| internal("no schema"));
-    stream.finish().unwrap_or_else(|e| internal(e))
+    (query, batch_rows as usize)
+}
+
+/// A sink that keeps the last batch (a cursor fetch makes one).
+struct LastBatch(Rc<RefCell<Option<RecordBatch>>>);
+
+impl Sink for LastBatch {
+    fn schema(&mut self, _schema: &SchemaRef) {}
+    fn batch(&mut self, batch: RecordBatch) {
+        *self.0.borrow_mut() = Some(batch);
+    }
 }
 
 struct IpcSink {
@@ -168,6 +224,28 @@ mod tests {
     )]
     fn arrow_ipc_refuses_multidimensional_arrays() {
         read("SELECT ARRAY[[1, 2], [3, 4]] AS m");
+    }
+
+    #[pg_test]
+    fn arrow_ipc_stream_pieces_make_the_stream() {
+        let q = "SELECT g, repeat('x', g % 7) AS s FROM generate_series(1, 20000) g";
+        let whole = Spi::get_one_with_args::<Vec<u8>>("SELECT vexec.arrow_ipc($1, 5000)", &[q.into()])
+            .unwrap()
+            .unwrap();
+        let joined = Spi::get_one_with_args::<Vec<u8>>(
+            "SELECT string_agg(p, ''::bytea ORDER BY n) FROM vexec.arrow_ipc_stream($1, 5000) WITH ORDINALITY AS t(p, n)",
+            &[q.into()],
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(joined, whole);
+        let pieces = Spi::get_one_with_args::<i64>(
+            "SELECT count(*) FROM vexec.arrow_ipc_stream($1, 5000)",
+            &[q.into()],
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(pieces, 1 + 4 + 1, "schema, four batches, end of stream");
     }
 
     #[pg_test]

@@ -22,9 +22,16 @@ impl IpcStream {
         self.writer.write(batch)
     }
 
-    /// Bytes written so far.
+    /// Bytes written and not yet taken.
     pub fn len(&self) -> usize {
         self.writer.get_ref().len()
+    }
+
+    /// The bytes written since the last take (the schema message, then each
+    /// batch's), for a stream sent in pieces: the pieces in order are the
+    /// stream.
+    pub fn take(&mut self) -> Vec<u8> {
+        std::mem::take(self.writer.get_mut())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -136,6 +143,21 @@ mod tests {
         assert_eq!(last.column(3).as_primitive::<TimestampMicrosecondType>().value(0), 3_000_000);
         let price = last.column(4).as_primitive::<Decimal128Type>();
         assert_eq!((price.precision(), price.scale(), price.value(1)), (12, 2, 500));
+    }
+
+    #[test]
+    fn a_stream_taken_in_pieces_is_the_stream() {
+        let (b, batches) = sample();
+        let mut whole = IpcStream::new(&b.schema()).unwrap();
+        let mut pieces = IpcStream::new(&b.schema()).unwrap();
+        let mut joined = pieces.take();
+        for batch in &batches {
+            whole.write(batch).unwrap();
+            pieces.write(batch).unwrap();
+            joined.extend(pieces.take());
+        }
+        joined.extend(pieces.finish().unwrap());
+        assert_eq!(joined, whole.finish().unwrap());
     }
 
     #[test]
