@@ -26,7 +26,7 @@ endif
 export VEXEC_GIT_SHA := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 BENCH_ARGS ?=
 
-.PHONY: test run stop psql sql devroot help bench bench-quick bench-scan bench-agg bench-compare check-full \
+.PHONY: test run stop psql sql devroot help bench bench-quick bench-scan bench-agg bench-egress bench-compare check-full \
 	citus citus-stop citus-psql check-citus citus-regress bench-citus
 
 help:
@@ -38,6 +38,7 @@ help:
 	@echo "make bench-quick / make bench   benchmarks (1 M hits + TPC-H/TPC-DS SF 0.1 / 10 M + SF 1)"
 	@echo "make bench-scan    the VecScan benchmark (10 M-row table)"
 	@echo "make bench-agg     the VecAgg benchmark (10 M-row table, GROUP BY and count(DISTINCT))"
+	@echo "make bench-egress  Arrow egress: lineitem SF 1 via vexec.arrow_ipc_stream (pyarrow) vs COPY binary (psycopg)"
 	@echo "make bench-compare A=x.csv B=y.csv   two result files side by side"
 	@echo "make citus / citus-stop / citus-psql   a local Citus cluster (PostgreSQL 18) with TPC-H SF 0.1"
 	@echo "make check-citus   TPC-H on the Citus cluster in every mode, against single-node and DuckDB"
@@ -75,6 +76,12 @@ bench-scan: $(SETUP)
 # values and count(DISTINCT), best of 5, off/auto/force, 0 and 2 workers.
 bench-agg: $(SETUP)
 	$(IN) tools/bench run --benchmarks agg --hot 5 --modes off,auto,force $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory bench-collect
+
+# Arrow egress: TPC-H SF 1 lineitem into a client through
+# vexec.arrow_ipc_stream (pyarrow) and through COPY binary (psycopg).
+bench-egress: $(SETUP)
+	$(IN) tools/bench egress $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory bench-collect
 
 # Results are written inside the dev root; keep them in the repository

@@ -6,6 +6,8 @@
   report   rebuild the report of a results CSV
   compare  two results CSVs side by side; exit 1 on regressions
   demo     off vs auto side by side for a handful of queries (make run)
+  egress   TPC-H's lineitem into a client: Arrow (vexec.arrow_ipc_stream, pyarrow)
+           vs COPY binary (psycopg); writes results/<sha>-<time>-egress.csv
 """
 
 import argparse
@@ -14,7 +16,7 @@ import signal
 import sys
 import time
 
-from . import citus, datasets, report, runner, tpcds, tpch
+from . import citus, datasets, egress, report, runner, tpcds, tpch
 from .cluster import Cluster
 from .datasets import Dataset
 
@@ -202,13 +204,25 @@ def cmd_demo(args) -> int:
     return 0
 
 
+def cmd_egress(args) -> int:
+    os.makedirs(args.results, exist_ok=True)
+    cl = cluster_from(args)
+    cl.start(preload=True)
+    try:
+        out_csv = os.path.join(args.results, f"{args.sha}-{time.strftime('%Y%m%dT%H%M%S')}-egress.csv")
+        egress.run(cl, args.state, args.sf, args.seed, args.sessions, args.hot, args.batch_rows, out_csv, args.sha)
+    finally:
+        cl.stop()
+    return 0
+
+
 def main(argv=None) -> int:
     # A terminated run still stops the cluster it started (finally blocks).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     p = argparse.ArgumentParser(prog="vexecbench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("run", "demo"):
+    for name in ("run", "demo", "egress"):
         s = sub.add_parser(name)
         s.add_argument("--state", required=True, help="directory for the cluster and generated data")
         s.add_argument("--bindir", default="/usr/lib/postgresql/19/bin")
@@ -239,6 +253,13 @@ def main(argv=None) -> int:
     run.add_argument("--resume", metavar="CSV",
                      help="continue a run cut short (same commit and options): its finished pairs are kept")
     run.add_argument("--reports", required=True)
+    eg = sub.choices["egress"]
+    eg.add_argument("--sf", type=float, default=1.0)
+    eg.add_argument("--sessions", type=positive_int, default=2)
+    eg.add_argument("--hot", type=positive_int, default=2)
+    eg.add_argument("--batch-rows", type=positive_int, default=8192)
+    eg.add_argument("--sha", default="unknown")
+    eg.add_argument("--results", required=True)
     rep = sub.add_parser("report")
     rep.add_argument("csv")
     rep.add_argument("--reports", required=True)
@@ -251,6 +272,8 @@ def main(argv=None) -> int:
         return cmd_run(args)
     if args.cmd == "demo":
         return cmd_demo(args)
+    if args.cmd == "egress":
+        return cmd_egress(args)
     if args.cmd == "report":
         print(open(report.write_report(args.csv, args.reports)).read())
         return 0
