@@ -38,7 +38,7 @@ def _arrow(conn, table: str, batch_rows: int) -> int:
     return pa.Table.from_batches(batches, schema=schema).num_rows
 
 
-def _copy(conn, table: str, types: list[str]) -> int:
+def _copy(conn, table: str, types: list[int]) -> int:
     rows = []
     with conn.cursor() as cur:
         with cur.copy(f"COPY (SELECT * FROM {table}) TO STDOUT (FORMAT binary)") as copy:
@@ -57,7 +57,7 @@ def run(cluster: Cluster, state: str, sf: float, seed: int, sessions: int, hot: 
         c.execute("DROP EXTENSION IF EXISTS vexec")
         c.execute("CREATE EXTENSION vexec")
         types = [r[0] for r in c.execute(
-            "SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+            "SELECT atttypid::int FROM pg_attribute "
             "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum", (table,))]
         expected = c.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
     results = []
