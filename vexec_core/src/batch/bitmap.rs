@@ -1,107 +1,171 @@
-//! The validity bitmap of a column: bit `i` set means row `i` is not NULL
-//! (PostgreSQL's null-bitmap polarity and bit order).
+//! Bit vectors on arrow-buffer: a column's validity (bit `i` set means row
+//! `i` is not NULL) and per-row or per-group flags (a hash join's matched
+//! rows, an aggregate's groups that saw a value). PostgreSQL's null bitmap
+//! and Arrow's validity bitmap agree on polarity and bit order (least
+//! significant bit first), so one implementation serves both layouts: the C
+//! heap reader writes the bytes in place, and [`Bitmap::to_null_buffer`]
+//! hands them to Arrow.
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+use arrow_buffer::{BooleanBufferBuilder, MutableBuffer, NullBuffer};
+
+#[derive(Debug)]
 pub struct Bitmap {
-    bytes: Vec<u8>,
-    len: usize,
+    bits: BooleanBufferBuilder,
 }
 
 impl Bitmap {
     pub fn all_valid(len: usize) -> Bitmap {
-        let mut b = Bitmap { bytes: vec![0xff; len.div_ceil(8)], len };
-        b.clear_tail();
-        b
+        let mut bits = BooleanBufferBuilder::new(len);
+        bits.append_n(len, true);
+        Bitmap { bits }
+    }
+
+    /// `len` bits, all clear.
+    pub fn all_clear(len: usize) -> Bitmap {
+        let mut bits = BooleanBufferBuilder::new(len);
+        bits.append_n(len, false);
+        Bitmap { bits }
     }
 
     pub fn len(&self) -> usize {
-        self.len
+        self.bits.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.bits.is_empty()
     }
 
     #[inline]
     pub fn get(&self, i: usize) -> bool {
-        debug_assert!(i < self.len);
-        self.bytes[i >> 3] & (1 << (i & 7)) != 0
+        debug_assert!(i < self.len());
+        self.bits.as_slice()[i >> 3] & (1 << (i & 7)) != 0
     }
 
     #[inline]
     pub fn set(&mut self, i: usize, valid: bool) {
-        debug_assert!(i < self.len);
+        debug_assert!(i < self.len());
+        let byte = &mut self.bits.as_slice_mut()[i >> 3];
         if valid {
-            self.bytes[i >> 3] |= 1 << (i & 7);
+            *byte |= 1 << (i & 7);
         } else {
-            self.bytes[i >> 3] &= !(1 << (i & 7));
+            *byte &= !(1 << (i & 7));
         }
     }
 
     pub fn set_all(&mut self, valid: bool) {
-        self.bytes.fill(if valid { 0xff } else { 0 });
-        self.clear_tail();
+        let len = self.len();
+        self.bits.as_slice_mut().fill(if valid { 0xff } else { 0 });
+        self.clear_tail(len);
     }
 
     /// True when no row is NULL (checks whole bytes).
     pub fn all_set(&self) -> bool {
-        let full = self.len / 8;
-        self.bytes[..full].iter().all(|&b| b == 0xff)
-            && (self.len % 8 == 0 || self.bytes[full] == (1u8 << (self.len % 8)) - 1)
+        self.all_set_upto(self.len())
     }
 
     /// True when rows `0..m` are all valid (checks whole bytes).
     pub fn all_set_upto(&self, m: usize) -> bool {
-        debug_assert!(m <= self.len);
+        debug_assert!(m <= self.len());
+        let bytes = self.bits.as_slice();
         let full = m / 8;
-        self.bytes[..full].iter().all(|&b| b == 0xff) && {
+        bytes[..full].iter().all(|&b| b == 0xff) && {
             let mask = (1u8 << (m % 8)).wrapping_sub(1);
-            m % 8 == 0 || self.bytes[full] & mask == mask
+            m % 8 == 0 || bytes[full] & mask == mask
         }
     }
 
     /// Mark rows `0..m` valid (whole bytes at a time).
     pub fn set_valid_upto(&mut self, m: usize) {
-        debug_assert!(m <= self.len);
+        debug_assert!(m <= self.len());
+        let bytes = self.bits.as_slice_mut();
         let full = m / 8;
-        self.bytes[..full].fill(0xff);
+        bytes[..full].fill(0xff);
         if m % 8 != 0 {
-            self.bytes[full] |= (1u8 << (m % 8)) - 1;
+            bytes[full] |= (1u8 << (m % 8)) - 1;
         }
     }
 
+    /// The number of set bits.
+    pub fn count_set(&self) -> usize {
+        self.bits.as_slice().iter().map(|b| b.count_ones() as usize).sum()
+    }
+
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
-        self.bytes.as_mut_ptr()
+        self.bits.as_slice_mut().as_mut_ptr()
     }
 
     pub fn as_bytes(&self) -> &[u8] {
-        &self.bytes
+        self.bits.as_slice()
     }
 
     /// Append `other`'s bits after this bitmap's (its capacity grown exactly).
     pub fn extend_from(&mut self, other: &Bitmap) {
-        let len = self.len + other.len;
-        let bytes = len.div_ceil(8);
-        self.bytes.reserve_exact(bytes - self.bytes.len());
-        self.bytes.resize(bytes, 0);
-        let at = self.len;
-        self.len = len;
-        if at % 8 == 0 {
-            self.bytes[at / 8..].copy_from_slice(&other.bytes);
-            return;
-        }
-        for i in 0..other.len {
-            self.set(at + i, other.get(i));
+        self.reserve_exact(other.len());
+        self.bits.append_packed_range(0..other.len(), other.as_bytes());
+    }
+
+    /// Grow (new bits set to `value`) or shrink to `len` bits.
+    pub fn resize(&mut self, len: usize, value: bool) {
+        match len.checked_sub(self.len()) {
+            Some(more) => self.bits.append_n(more, value),
+            None => self.bits.truncate(len),
         }
     }
 
-    fn clear_tail(&mut self) {
-        if self.len % 8 != 0 {
-            let last = self.bytes.len() - 1;
-            self.bytes[last] &= (1u8 << (self.len % 8)) - 1;
+    /// Room for `additional` more bits without reallocating, and no more
+    /// (up to Arrow's 64-byte rounding): memory budgets count what is
+    /// allocated, as with `Vec::reserve_exact`. Growth by `resize` and
+    /// `extend_from` beyond it doubles, as a `Vec`'s does.
+    pub fn reserve_exact(&mut self, additional: usize) {
+        let need = self.len() + additional;
+        if need > self.bits.capacity() {
+            let mut grown = BooleanBufferBuilder::new(need);
+            grown.append_packed_range(0..self.len(), self.as_bytes());
+            self.bits = grown;
+        }
+    }
+
+    /// Bytes allocated (for memory accounting).
+    pub fn allocated_bytes(&self) -> usize {
+        self.bits.capacity() / 8
+    }
+
+    /// The bits as an Arrow validity buffer (a copy of the bytes: the
+    /// bitmap stays usable).
+    pub fn to_null_buffer(&self) -> NullBuffer {
+        NullBuffer::new(self.bits.finish_cloned())
+    }
+
+    fn clear_tail(&mut self, len: usize) {
+        if len % 8 != 0 {
+            if let Some(last) = self.bits.as_slice_mut().last_mut() {
+                *last &= (1u8 << (len % 8)) - 1;
+            }
         }
     }
 }
+
+impl Default for Bitmap {
+    fn default() -> Bitmap {
+        Bitmap::all_valid(0)
+    }
+}
+
+impl Clone for Bitmap {
+    fn clone(&self) -> Bitmap {
+        let bytes = MutableBuffer::from(self.as_bytes().to_vec());
+        Bitmap { bits: BooleanBufferBuilder::new_from_buffer(bytes, self.len()) }
+    }
+}
+
+// Bits past the length are always clear, so equal bitmaps have equal bytes.
+impl PartialEq for Bitmap {
+    fn eq(&self, other: &Bitmap) -> bool {
+        self.len() == other.len() && self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for Bitmap {}
 
 #[cfg(test)]
 mod tests {
@@ -145,6 +209,26 @@ mod tests {
         assert!(b.all_set());
         b.set_all(false);
         assert!((0..10).all(|i| !b.get(i)));
+    }
+
+    #[test]
+    fn resize_flags_and_arrow_validity() {
+        let mut b = Bitmap::all_clear(3);
+        b.resize(20, true);
+        assert_eq!((b.len(), b.count_set()), (20, 17));
+        assert!(!b.get(2) && b.get(3) && b.get(19));
+        b.resize(5, false);
+        assert_eq!((b.len(), b.count_set()), (5, 2));
+        b.resize(9, false);
+        assert_eq!(b.count_set(), 2, "bits past a shrink come back clear");
+        let nulls = b.to_null_buffer();
+        assert_eq!((nulls.len(), nulls.null_count()), (9, 7));
+        assert!(nulls.is_valid(3) && nulls.is_null(0));
+        assert_eq!(b.clone(), b);
+        let mut r = Bitmap::all_valid(10);
+        r.reserve_exact(100_000);
+        assert_eq!(r.allocated_bytes(), (100_010usize.div_ceil(8)).next_multiple_of(64), "no more than asked");
+        assert!(r.all_set() && r.len() == 10);
     }
 
     #[test]

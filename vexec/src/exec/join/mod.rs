@@ -63,7 +63,7 @@ use crate::pgutil::{list_ints, list_ptrs, SyncPtr};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::agg::{largest_within, GroupTable, KeyKind, NO_GROUP};
-use vexec_core::batch::{Column, RowIdx, Values, BATCH_CAPACITY};
+use vexec_core::batch::{Bitmap, Column, RowIdx, Values, BATCH_CAPACITY};
 use vexec_core::join::{row_id, split_row_id, JoinType, KeyChains, NO_ROW, ROW_BITS};
 use vexec_core::plan_data::JoinPlanData;
 use vexec_core::spill::{partition_of, SpilledBatch};
@@ -121,7 +121,7 @@ struct Table {
     /// The rows of each key group (vexec_core::join).
     chains: KeyChains,
     /// Per row id, whether it matched (right and full joins).
-    matched: Vec<bool>,
+    matched: Bitmap,
     bytes: usize,
     rows: u64,
 }
@@ -133,7 +133,7 @@ impl Table {
             lens: Vec::new(),
             groups: GroupTable::new(kinds),
             chains: KeyChains::default(),
-            matched: Vec::new(),
+            matched: Bitmap::default(),
             bytes: 0,
             rows: 0,
         }
@@ -145,14 +145,15 @@ impl Table {
 
     /// The group table, the chains and the matched marks.
     fn vector_bytes(&self) -> usize {
-        self.groups.bytes_used() + self.chains.bytes() + self.matched.capacity()
+        self.groups.bytes_used() + self.chains.bytes() + self.matched.allocated_bytes()
     }
 
     /// What [`Table::vector_bytes`] will be with room for `groups` keys and
     /// `slots` row ids (`marks`: with matched marks), and for `incoming`
     /// key bytes (`GroupTable::key_bytes`).
     fn vector_bytes_at(&self, groups: usize, slots: usize, marks: bool, incoming: &[usize]) -> usize {
-        let marks = if marks { self.matched.capacity().max(slots) } else { self.matched.capacity() };
+        let now = self.matched.allocated_bytes();
+        let marks = if marks { now.max(slots.div_ceil(8)) } else { now };
         self.groups.bytes_at(groups, incoming) + self.chains.bytes_at(groups, slots) + marks
     }
 }
@@ -431,7 +432,7 @@ impl VecNode for JoinState {
             st.close_files();
             st.probe = None;
             if keep {
-                st.table.matched.iter_mut().for_each(|m| *m = false);
+                st.table.matched.set_all(false);
                 st.phase =
                     if st.inner_empty && !st.jointype.keeps_outer() { Phase::Done } else { Phase::Probe };
             } else {

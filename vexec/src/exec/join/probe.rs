@@ -219,7 +219,7 @@ impl JoinState {
                                 id = row_id(b as u32 + 1, 0);
                                 continue;
                             }
-                            if !self.table.matched[id as usize] {
+                            if !self.table.matched.get(id as usize) {
                                 found = Some(id);
                                 id += 1;
                                 break;
@@ -283,7 +283,7 @@ impl JoinState {
                         let p = self.probe.as_mut().expect("a probe batch");
                         p.matched = true;
                         if self.jointype.keeps_inner() {
-                            self.table.matched[id as usize] = true;
+                            self.table.matched.set(id as usize, true);
                         }
                         match self.jointype {
                             JoinType::Anti => {

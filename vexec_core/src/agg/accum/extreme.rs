@@ -7,8 +7,8 @@
 
 use super::float::{float_lt, float_value};
 use super::partial::put_bytes;
-use super::{grow, AggError, AggResult, GroupStates, StateReader, TextOrder, Transition};
-use crate::batch::{varlena, Column, RowIdx, Values};
+use super::{grow, grow_bits, AggError, AggResult, GroupStates, StateReader, TextOrder, Transition};
+use crate::batch::{varlena, Bitmap, Column, RowIdx, Values};
 use crate::numeric;
 
 /// Integer-like min/max (int2/int4/int8, dates, timestamps, bool).
@@ -16,25 +16,25 @@ use crate::numeric;
 pub(super) struct IntExtreme {
     max: bool,
     values: Vec<i64>,
-    seen: Vec<bool>,
+    seen: Bitmap,
 }
 
 impl IntExtreme {
     pub(super) fn new(max: bool) -> IntExtreme {
-        IntExtreme { max, values: vec![], seen: vec![] }
+        IntExtreme { max, values: vec![], seen: Bitmap::default() }
     }
 
     /// Whether `x` replaces group `g`'s value.
     #[inline]
     fn replaces(&self, g: usize, x: i64) -> bool {
-        !self.seen[g] || if self.max { x > self.values[g] } else { x < self.values[g] }
+        !self.seen.get(g) || if self.max { x > self.values[g] } else { x < self.values[g] }
     }
 }
 
 impl GroupStates for IntExtreme {
     fn grow(&mut self, n: usize, room: usize) {
         grow(&mut self.values, n, room, 0);
-        grow(&mut self.seen, n, room, false);
+        grow_bits(&mut self.seen, n, room);
     }
 
     unsafe fn update(
@@ -45,14 +45,14 @@ impl GroupStates for IntExtreme {
         for_ints!(&col.values, live, |g, _r, x| {
             if self.replaces(g, x) {
                 self.values[g] = x;
-                self.seen[g] = true;
+                self.seen.set(g, true);
             }
         });
         Ok(())
     }
 
     fn result(&self, g: usize, _t: Transition) -> AggResult<'_> {
-        if self.seen[g] {
+        if self.seen.get(g) {
             AggResult::Int(self.values[g])
         } else {
             AggResult::Null
@@ -60,20 +60,21 @@ impl GroupStates for IntExtreme {
     }
 
     fn serialize(&self, g: usize, out: &mut Vec<u8>) {
-        out.push(self.seen[g] as u8);
+        out.push(self.seen.get(g) as u8);
         out.extend_from_slice(&self.values[g].to_le_bytes());
     }
 
     fn combine(&mut self, g: usize, rd: &mut StateReader<'_>, _row: RowIdx) -> Option<Result<(), AggError>> {
         let (other_seen, x) = (rd.u8()? != 0, rd.i64()?);
         if other_seen && self.replaces(g, x) {
-            (self.values[g], self.seen[g]) = (x, true);
+            self.values[g] = x;
+            self.seen.set(g, true);
         }
         Some(Ok(()))
     }
 
     fn bytes_used(&self) -> usize {
-        self.values.capacity() * 8 + self.seen.capacity()
+        self.values.capacity() * 8 + self.seen.allocated_bytes()
     }
 }
 
@@ -82,20 +83,20 @@ impl GroupStates for IntExtreme {
 pub(super) struct FloatExtreme {
     max: bool,
     values: Vec<f64>,
-    seen: Vec<bool>,
+    seen: Bitmap,
 }
 
 impl FloatExtreme {
     pub(super) fn new(max: bool) -> FloatExtreme {
-        FloatExtreme { max, values: vec![], seen: vec![] }
+        FloatExtreme { max, values: vec![], seen: Bitmap::default() }
     }
 
     /// Whether `x` replaces group `g`'s value: smaller(state, x) keeps the
     /// state only when it is strictly smaller (larger: strictly larger).
     #[inline]
     fn replaces(&self, g: usize, x: f64) -> bool {
-        let keep =
-            self.seen[g] && if self.max { float_lt(x, self.values[g]) } else { float_lt(self.values[g], x) };
+        let keep = self.seen.get(g)
+            && if self.max { float_lt(x, self.values[g]) } else { float_lt(self.values[g], x) };
         !keep
     }
 }
@@ -103,7 +104,7 @@ impl FloatExtreme {
 impl GroupStates for FloatExtreme {
     fn grow(&mut self, n: usize, room: usize) {
         grow(&mut self.values, n, room, 0.0);
-        grow(&mut self.seen, n, room, false);
+        grow_bits(&mut self.seen, n, room);
     }
 
     unsafe fn update(
@@ -115,14 +116,14 @@ impl GroupStates for FloatExtreme {
             let x = float_value(&col.values, r);
             if self.replaces(g, x) {
                 self.values[g] = x;
-                self.seen[g] = true;
+                self.seen.set(g, true);
             }
         }
         Ok(())
     }
 
     fn result(&self, g: usize, _t: Transition) -> AggResult<'_> {
-        if self.seen[g] {
+        if self.seen.get(g) {
             AggResult::Float8(self.values[g])
         } else {
             AggResult::Null
@@ -130,20 +131,21 @@ impl GroupStates for FloatExtreme {
     }
 
     fn serialize(&self, g: usize, out: &mut Vec<u8>) {
-        out.push(self.seen[g] as u8);
+        out.push(self.seen.get(g) as u8);
         out.extend_from_slice(&self.values[g].to_le_bytes());
     }
 
     fn combine(&mut self, g: usize, rd: &mut StateReader<'_>, _row: RowIdx) -> Option<Result<(), AggError>> {
         let (other_seen, x) = (rd.u8()? != 0, rd.f64()?);
         if other_seen && self.replaces(g, x) {
-            (self.values[g], self.seen[g]) = (x, true);
+            self.values[g] = x;
+            self.seen.set(g, true);
         }
         Some(Ok(()))
     }
 
     fn bytes_used(&self) -> usize {
-        self.values.capacity() * 8 + self.seen.capacity()
+        self.values.capacity() * 8 + self.seen.allocated_bytes()
     }
 }
 

@@ -4,8 +4,8 @@
 
 use super::float::{float4_pl, float8_pl};
 use super::partial::combine_float_sum;
-use super::{grow, AggError, AggResult, GroupStates, StateReader, Transition};
-use crate::batch::{Column, RowIdx, Values};
+use super::{grow, grow_bits, AggError, AggResult, GroupStates, StateReader, Transition};
+use crate::batch::{Bitmap, Column, RowIdx, Values};
 
 /// What differs between float4 and float8 sums.
 pub(super) trait SumFloat: Copy + Default + std::fmt::Debug {
@@ -62,13 +62,13 @@ impl SumFloat for f64 {
 pub(super) struct FloatSum<T> {
     sums: Vec<T>,
     /// Whether the group met a value (the sum of none is NULL).
-    seen: Vec<bool>,
+    seen: Bitmap,
 }
 
 impl<T: SumFloat> GroupStates for FloatSum<T> {
     fn grow(&mut self, n: usize, room: usize) {
         grow(&mut self.sums, n, room, T::default());
-        grow(&mut self.seen, n, room, false);
+        grow_bits(&mut self.seen, n, room);
     }
 
     unsafe fn update(
@@ -78,19 +78,19 @@ impl<T: SumFloat> GroupStates for FloatSum<T> {
     ) -> Result<(), AggError> {
         let v = T::values(col);
         for (g, r) in live {
-            if self.seen[g] {
+            if self.seen.get(g) {
                 self.sums[g] =
                     T::pl(self.sums[g], v[r]).ok_or(AggError::FloatOverflow { row: r as RowIdx })?;
             } else {
                 self.sums[g] = v[r];
-                self.seen[g] = true;
+                self.seen.set(g, true);
             }
         }
         Ok(())
     }
 
     fn result(&self, g: usize, _t: Transition) -> AggResult<'_> {
-        if self.seen[g] {
+        if self.seen.get(g) {
             self.sums[g].result()
         } else {
             AggResult::Null
@@ -98,17 +98,20 @@ impl<T: SumFloat> GroupStates for FloatSum<T> {
     }
 
     fn serialize(&self, g: usize, out: &mut Vec<u8>) {
-        out.push(self.seen[g] as u8);
+        out.push(self.seen.get(g) as u8);
         self.sums[g].to_le(out);
     }
 
     fn combine(&mut self, g: usize, rd: &mut StateReader<'_>, row: RowIdx) -> Option<Result<(), AggError>> {
         let (other_seen, x) = (rd.u8()? != 0, T::read(rd)?);
         let overflow = AggError::FloatOverflow { row };
-        Some(combine_float_sum(&mut self.sums[g], &mut self.seen[g], other_seen, x, T::pl, overflow))
+        let mut seen = self.seen.get(g);
+        let r = combine_float_sum(&mut self.sums[g], &mut seen, other_seen, x, T::pl, overflow);
+        self.seen.set(g, seen);
+        Some(r)
     }
 
     fn bytes_used(&self) -> usize {
-        self.sums.capacity() * T::SIZE + self.seen.capacity()
+        self.sums.capacity() * T::SIZE + self.seen.allocated_bytes()
     }
 }

@@ -161,6 +161,14 @@ fn grow<T: Clone>(v: &mut Vec<T>, n: usize, room: usize, fill: T) {
     v.resize(n, fill);
 }
 
+/// [`grow`] for per-group flags (new groups' flags clear).
+fn grow_bits(b: &mut crate::batch::Bitmap, n: usize, room: usize) {
+    if room >= n && n > b.len() {
+        b.reserve_exact(room - b.len());
+    }
+    b.resize(n, false);
+}
+
 #[derive(Debug)]
 enum State {
     Counts(Counts),
