@@ -38,19 +38,33 @@ enum Read {
     Struct { desc: pg_sys::TupleDesc, attrs: Vec<(usize, Reader)> },
 }
 
-/// The column `name` of type (`type_oid`, `typmod`) as an Arrow field and the
-/// reader of its values.
+/// The column `name` of type (`type_oid`, `typmod`) and collation as an
+/// Arrow field and the reader of its values.
 ///
 /// # Safety
 /// Catalog lookups: on the backend's main thread, in a transaction.
-pub unsafe fn column(name: &str, type_oid: pg_sys::Oid, typmod: i32) -> (PgColumn, Reader) {
-    // SAFETY: format_type_with_typemod is a catalog lookup (this function's contract).
-    let type_name = unsafe { CStr::from_ptr(pg_sys::format_type_with_typemod(type_oid, typmod)) }
-        .to_string_lossy()
-        .into_owned();
+pub unsafe fn column(
+    name: &str,
+    type_oid: pg_sys::Oid,
+    typmod: i32,
+    collation: pg_sys::Oid,
+) -> (PgColumn, Reader) {
+    // SAFETY: format_type_with_typemod and get_collation_name are catalog lookups (this
+    // function's contract); the latter returns NULL for an unknown collation.
+    let (type_name, collation) = unsafe {
+        let type_name =
+            CStr::from_ptr(pg_sys::format_type_with_typemod(type_oid, typmod)).to_string_lossy().into_owned();
+        let collation = if collation == pg_sys::InvalidOid {
+            None
+        } else {
+            let c = pg_sys::get_collation_name(collation);
+            (!c.is_null()).then(|| CStr::from_ptr(c).to_string_lossy().into_owned())
+        };
+        (type_name, collation)
+    };
     // SAFETY: as above.
     let reader = unsafe { Reader::of(name, type_oid, typmod) };
-    (PgColumn { name: name.into(), type_oid: type_oid.to_u32(), typmod, type_name }, reader)
+    (PgColumn { name: name.into(), type_oid: type_oid.to_u32(), typmod, type_name, collation }, reader)
 }
 
 impl Reader {

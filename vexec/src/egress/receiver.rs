@@ -48,7 +48,7 @@ pub unsafe fn describe(desc: pg_sys::TupleDesc) -> (SchemaRef, Vec<Reader>, Batc
         for i in 0..(*desc).natts as usize {
             let att = pg_sys::TupleDescAttr(desc, i as i32);
             let name = CStr::from_ptr((*att).attname.data.as_ptr()).to_string_lossy().into_owned();
-            let (column, r) = reader::column(&name, (*att).atttypid, (*att).atttypmod);
+            let (column, r) = reader::column(&name, (*att).atttypid, (*att).atttypmod, (*att).attcollation);
             columns.push((column, r.kind.clone()));
             readers.push(r);
         }

@@ -152,6 +152,8 @@ mod tests {
             946_684_800_000_000 + 10_000_000_000
         );
         assert_eq!(b.schema().field(2).metadata()["pg.type"], "numeric(10,2)");
+        assert_eq!(b.schema().field(3).metadata()["pg.collation"], "default");
+        assert!(!b.schema().field(0).metadata().contains_key("pg.collation"));
     }
 
     #[pg_test]

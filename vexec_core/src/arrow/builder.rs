@@ -360,7 +360,7 @@ mod tests {
     use arrow_array::Array;
 
     fn col(name: &str, t: ColumnType) -> (PgColumn, ColumnType) {
-        (PgColumn { name: name.into(), type_oid: 0, typmod: -1, type_name: "t".into() }, t)
+        (PgColumn { name: name.into(), type_oid: 0, typmod: -1, type_name: "t".into(), collation: None }, t)
     }
 
     #[test]

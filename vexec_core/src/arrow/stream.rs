@@ -92,7 +92,8 @@ mod tests {
     use arrow_ipc::reader::StreamReader;
 
     fn col(name: &str, type_oid: u32, typmod: i32, type_name: &str) -> (PgColumn, ColumnType) {
-        let c = PgColumn { name: name.into(), type_oid, typmod, type_name: type_name.into() };
+        let c =
+            PgColumn { name: name.into(), type_oid, typmod, type_name: type_name.into(), collation: None };
         let t = ColumnType::of_scalar(type_oid, typmod).unwrap();
         (c, t)
     }

@@ -1,6 +1,6 @@
 //! Which Arrow type a PostgreSQL column becomes (docs/arrow.md has the
 //! table). Every field carries the PostgreSQL type in its metadata
-//! (`pg.type`, `pg.typmod`), so a client can tell `varchar(10)` from `text`
+//! (`pg.type`, `pg.typmod`, and `pg.collation` for text), so a client can tell `varchar(10)` from `text`
 //! or `timestamp` from `timestamptz`.
 //!
 //! Built-in scalar types are mapped here from their OIDs; arrays, composites,
@@ -115,6 +115,8 @@ pub struct PgColumn {
     pub typmod: i32,
     /// format_type()'s name, kept in the field's metadata.
     pub type_name: String,
+    /// The column's collation (for text types), kept in the metadata too.
+    pub collation: Option<String>,
 }
 
 impl ColumnType {
@@ -214,6 +216,9 @@ impl ColumnType {
         if let Some(name) = self.extension() {
             meta.insert("ARROW:extension:name".into(), name.into());
         }
+        if let Some(c) = &col.collation {
+            meta.insert("pg.collation".into(), c.clone());
+        }
         Field::new(&col.name, self.data_type(), true).with_metadata(meta)
     }
 }
@@ -267,22 +272,36 @@ mod tests {
             type_oid: oid::TIMESTAMPTZ,
             typmod: -1,
             type_name: "timestamptz".into(),
+            collation: None,
         };
         let t = ColumnType::of_scalar(col.type_oid, col.typmod).unwrap();
         let f = t.field(&col);
         assert_eq!(f.data_type(), &DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())));
         assert_eq!(f.metadata()["pg.type"], "timestamptz");
         assert!(f.is_nullable());
-        let n =
-            PgColumn { name: "n".into(), type_oid: oid::NUMERIC, typmod: -1, type_name: "numeric".into() };
+        let n = PgColumn {
+            name: "n".into(),
+            type_oid: oid::NUMERIC,
+            typmod: -1,
+            type_name: "numeric".into(),
+            collation: None,
+        };
         assert_eq!(ColumnType::NumericText.field(&n).metadata()["ARROW:extension:name"], "vexec.numeric");
         assert_eq!(ColumnType::of_scalar(600, -1), None); // point: the server maps it as PgText
-        let u = PgColumn { name: "u".into(), type_oid: oid::UUID, typmod: -1, type_name: "uuid".into() };
+        let u = PgColumn {
+            name: "u".into(),
+            type_oid: oid::UUID,
+            typmod: -1,
+            type_name: "uuid".into(),
+            collation: Some("C".into()),
+        };
         let uf = ColumnType::of_scalar(oid::UUID, -1).unwrap().field(&u);
         assert_eq!(
             (uf.data_type(), uf.metadata()["ARROW:extension:name"].as_str()),
             (&DataType::FixedSizeBinary(16), "arrow.uuid")
         );
+        assert_eq!(uf.metadata()["pg.collation"], "C");
+        assert!(!f.metadata().contains_key("pg.collation"));
         assert_eq!(ColumnType::of_scalar(oid::JSONB, -1), Some(ColumnType::Json));
         assert_eq!(ColumnType::of_scalar(oid::OID, -1), Some(ColumnType::UInt32));
     }

@@ -227,7 +227,11 @@ mod tests {
         assert_eq!(b.clone(), b);
         let mut r = Bitmap::all_valid(10);
         r.reserve_exact(100_000);
-        assert_eq!(r.allocated_bytes(), (100_010usize.div_ceil(8)).next_multiple_of(64), "no more than asked");
+        assert_eq!(
+            r.allocated_bytes(),
+            (100_010usize.div_ceil(8)).next_multiple_of(64),
+            "no more than asked"
+        );
         assert!(r.all_set() && r.len() == 10);
     }
 
