@@ -27,11 +27,9 @@ EXPLAIN (VEXECUTE) SELECT 1;
 SET vexec.mode = explain;
 EXPLAIN (VEXEC, COSTS OFF) SELECT * FROM vt WHERE a > 10;
 SET vexec.mode = auto;
-SET vexec.batch_format = arrow;
 EXPLAIN (VEXEC, COSTS OFF, FORMAT JSON) SELECT * FROM vt WHERE a > 10;
 SET vexec.mode = force;
 EXPLAIN (VEXEC, COSTS OFF, FORMAT YAML) SELECT * FROM vt WHERE a > 10;
-RESET vexec.batch_format;
 
 -- With ANALYZE, and for statements of several kinds.
 EXPLAIN (VEXEC, ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) SELECT count(*) FROM vt;

@@ -9,7 +9,11 @@ SET vexec.mode = explain; SHOW vexec.mode;
 SET vexec.mode = 'AUTO'; SHOW vexec.mode;
 SET vexec.mode = force; SHOW vexec.mode;
 SET vexec.mode = off; SHOW vexec.mode;
-SET vexec.batch_format = arrow; SHOW vexec.batch_format;
+-- The arrow layout is not built yet: refused (0A000), not accepted and ignored.
+SET vexec.batch_format = arrow;
+\echo :LAST_ERROR_SQLSTATE
+SHOW vexec.batch_format;
+SET vexec.batch_format = postgres; SHOW vexec.batch_format;
 RESET vexec.batch_format; SHOW vexec.batch_format;
 
 -- Bounds of vexec.min_rows.

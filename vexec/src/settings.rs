@@ -107,6 +107,28 @@ unsafe extern "C-unwind" fn assign_mode(newval: i32, _extra: *mut std::ffi::c_vo
     }
 }
 
+/// Until the arrow layout exists (issue 42), `arrow` is refused rather than
+/// accepted and ignored: a setting never claims what the code does not do.
+#[pg_guard]
+unsafe extern "C-unwind" fn check_batch_format(
+    newval: *mut i32,
+    _extra: *mut *mut std::ffi::c_void,
+    _source: pgrx::pg_sys::GucSource::Type,
+) -> bool {
+    // SAFETY: a GUC check hook, called by guc.c on the backend's main thread with a valid newval;
+    // the detail string is palloc'd, as guc.c frees it.
+    unsafe {
+        if *newval == BatchFormat::Arrow.to_ordinal() {
+            pgrx::pg_sys::GUC_check_errcode(pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED as i32);
+            pgrx::pg_sys::GUC_check_errdetail_string = pgrx::pg_sys::pstrdup(
+                c"The arrow batch layout is not built yet; batches use the postgres layout.".as_ptr(),
+            );
+            return false;
+        }
+    }
+    true
+}
+
 #[pg_guard]
 unsafe extern "C-unwind" fn assign_batch_format(newval: i32, _extra: *mut std::ffi::c_void) {
     if newval != BATCH_FORMAT.get().to_ordinal() {
@@ -135,11 +157,11 @@ auto: they compete with row paths on cost; force: they win wherever possible.",
         GucRegistry::define_enum_guc_with_hooks(
             c"vexec.batch_format",
             c"In-memory layout of vector batches: postgres or arrow.",
-            c"postgres keeps values as PostgreSQL defines them; arrow keeps them in standard Arrow types.",
+            c"postgres keeps values as PostgreSQL defines them; arrow (not built yet, refused) will keep them in standard Arrow types.",
             &BATCH_FORMAT,
             GucContext::Userset,
             planner,
-            None,
+            Some(check_batch_format),
             Some(assign_batch_format),
             None,
         );
