@@ -2,9 +2,10 @@
 bench-egress`): a whole table into a client's memory, two ways, side by
 side in each session:
 
-- `arrow`: `SELECT vexec.arrow_ipc_stream('SELECT * FROM <table>')` in
-  binary format, each piece read by pyarrow as it arrives (zero-copy record
-  batches);
+- `arrow-<mode>`: `SELECT vexec.arrow_ipc_stream('SELECT * FROM <table>')`
+  in binary format, each piece read by pyarrow as it arrives (zero-copy
+  record batches), with `vexec.mode` at each of `--modes` (in auto and force
+  a VecScan at the top of the plan hands its batches to the egress);
 - `copy`: `COPY (SELECT * FROM <table>) TO STDOUT (FORMAT binary)` read by
   psycopg into Python rows (what a pgwire client that wants all the values
   does).
@@ -48,7 +49,7 @@ def _copy(conn, table: str, types: list[int]) -> int:
 
 
 def run(cluster: Cluster, state: str, sf: float, seed: int, sessions: int, hot: int, batch_rows: int,
-        out_csv: str, sha: str) -> list[dict]:
+        out_csv: str, sha: str, modes: list[str], with_copy: bool) -> list[dict]:
     ds = Dataset("tpch", sf)
     datasets.ensure_loaded(cluster, state, ds, seed)
     table = "lineitem"
@@ -60,13 +61,20 @@ def run(cluster: Cluster, state: str, sf: float, seed: int, sessions: int, hot: 
             "SELECT atttypid::int FROM pg_attribute "
             "WHERE attrelid = %s::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum", (table,))]
         expected = c.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+        for mode in modes:
+            c.execute(f"SET vexec.mode = {mode}")
+            top = c.execute(f"EXPLAIN (COSTS OFF) SELECT * FROM {table}").fetchone()[0]
+            print(f"[bench] egress plan in mode {mode}: {top}", flush=True)
+    methods = [f"arrow-{m}" for m in modes] + (["copy"] if with_copy else [])
     results = []
     for session in range(sessions):
-        for method in ("arrow", "copy"):
+        for method in methods:
             with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as conn:
+                if method.startswith("arrow-"):
+                    conn.execute(f"SET vexec.mode = {method.removeprefix('arrow-')}")
                 for i in range(hot + 1):  # the first run warms the caches
                     t0 = time.perf_counter()
-                    n = _arrow(conn, table, batch_rows) if method == "arrow" else _copy(conn, table, types)
+                    n = _arrow(conn, table, batch_rows) if method != "copy" else _copy(conn, table, types)
                     ms = (time.perf_counter() - t0) * 1000
                     if n != expected:
                         raise SystemExit(f"[bench] egress {method}: {n} rows, expected {expected}")
@@ -78,8 +86,11 @@ def run(cluster: Cluster, state: str, sf: float, seed: int, sessions: int, hot: 
         w = csv.DictWriter(f, fieldnames=list(results[0]))
         w.writeheader()
         w.writerows(results)
-    best = {m: min(r["ms"] for r in results if r["method"] == m and not r["cold"]) for m in ("arrow", "copy")}
+    best = {m: min(r["ms"] for r in results if r["method"] == m and not r["cold"]) for m in methods}
+    summary = ", ".join(f"{m} {ms:,.0f} ms" for m, ms in best.items())
+    if "copy" in best:
+        summary += "; " + ", ".join(f"{m} {best['copy'] / ms:.2f}x faster than copy"
+                                    for m, ms in best.items() if m != "copy")
     print(f"[bench] egress {ds.name}.{table} ({expected:,} rows x {len(types)} columns), best hot run: "
-          f"arrow {best['arrow']:,.0f} ms, copy {best['copy']:,.0f} ms, "
-          f"arrow {best['copy'] / best['arrow']:.2f}x faster; {os.path.basename(out_csv)}", flush=True)
+          f"{summary}; {os.path.basename(out_csv)}", flush=True)
     return results
