@@ -70,7 +70,7 @@ static API_V1: EgressApiV1 = EgressApiV1 {
 
 /// Publish the API (from _PG_init; the variable lives for the process, so
 /// a consumer loaded before or after vexec finds it).
-pub(super) fn install() {
+pub fn install() {
     // SAFETY: find_rendezvous_variable returns the process's slot for this name, created on first
     // use; the static it is set to lives as long as the library.
     unsafe {

@@ -11,12 +11,9 @@
 //! - [`describe`]: the Arrow schema of a query without running it.
 //!
 //! `reader.rs` reads each Datum into the builders of `vexec_core::arrow`,
-//! which holds the type mapping (docs/arrow.md). When the plan's top node
-//! is a vexec node that gives batches, `batches.rs` feeds the receiver its
-//! batches instead of a slot per row.
+//! which holds the type mapping (docs/arrow.md).
 
 mod api;
-mod batches;
 mod reader;
 pub mod receiver;
 mod sql;
@@ -28,11 +25,7 @@ use arrow_schema::SchemaRef;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
-/// Publish `vexec/egress_v1` and install the batch path's ExecutorRun hook.
-pub fn install() {
-    api::install();
-    batches::install();
-}
+pub use api::install;
 use reader::error;
 
 /// Rows per RecordBatch when the caller does not say.

@@ -12,10 +12,6 @@ use arrow_schema::SchemaRef;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::arrow::BatchBuilder;
-use vexec_core::batch::{Column, RowIdx};
-
-type ReceiveSlot =
-    unsafe extern "C-unwind" fn(*mut pg_sys::TupleTableSlot, *mut pg_sys::DestReceiver) -> bool;
 
 use super::reader::{self, internal, Reader};
 use super::Sink;
@@ -71,54 +67,6 @@ impl<'s> ArrowReceiver<'s> {
             mydest: pg_sys::CommandDest::DestNone,
         };
         Box::new(ArrowReceiver { dest, batch_rows, sink, result: None, scratch: std::ptr::null_mut() })
-    }
-
-    /// The ArrowReceiver behind a DestReceiver, if it is one (told by its
-    /// receiveSlot callback, which no other receiver has).
-    ///
-    /// # Safety
-    /// `dest` is a live DestReceiver.
-    pub unsafe fn from_dest<'a>(dest: *mut pg_sys::DestReceiver) -> Option<&'a mut ArrowReceiver<'a>> {
-        // SAFETY: a live DestReceiver (this function's contract); only ours has this callback.
-        unsafe {
-            let ours =
-                (*dest).receiveSlot.is_some_and(|f| std::ptr::fn_addr_eq(f, receive_slot as ReceiveSlot));
-            ours.then(|| this(dest))
-        }
-    }
-
-    /// The live rows of a batch (the output of a vexec node, a column per
-    /// result column), read as `receive_slot` reads a slot's values.
-    ///
-    /// # Safety
-    /// After startup; the columns' Datums are live values of the result's types.
-    pub unsafe fn receive_batch(&mut self, columns: &[Column], rows: &[RowIdx]) {
-        // SAFETY: this function's contract.
-        unsafe {
-            for &r in rows {
-                let r = r as usize;
-                let Some(result) = self.result.as_mut() else {
-                    internal("a batch before the result's description")
-                };
-                if columns.len() != result.readers.len() {
-                    internal(format!(
-                        "a batch of {} columns for a result of {}",
-                        columns.len(),
-                        result.readers.len()
-                    ));
-                }
-                let old = pg_sys::MemoryContextSwitchTo(self.scratch);
-                for (c, (reader, col)) in result.readers.iter().zip(columns).enumerate() {
-                    let column = result.builder.column(c).unwrap_or_else(|e| internal(e));
-                    reader.push(column, pg_sys::Datum::from(col.values.datum(r)), !col.is_valid(r));
-                }
-                pg_sys::MemoryContextSwitchTo(old);
-                result.rows += 1;
-                if result.rows >= self.batch_rows {
-                    self.flush();
-                }
-            }
-        }
     }
 
     /// The receiver as PostgreSQL takes it; valid while `self` is.
