@@ -19,8 +19,7 @@ pub struct Reader {
     pub kind: ColumnType,
     read: Read,
     /// The database's encoding is UTF-8, so text needs no conversion (asked
-    /// once here: a call into PostgreSQL per value cost TPC-H's lineitem
-    /// egress a fifth of its time).
+    /// once here rather than by a guarded call into PostgreSQL per value).
     utf8_db: bool,
 }
 
