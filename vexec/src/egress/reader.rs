@@ -7,7 +7,7 @@ use std::ffi::{c_char, CStr};
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::arrow::{convert, ColumnBuilder, ColumnType, PgColumn, Unrepresentable, Value};
+use vexec_core::arrow::{convert, ColumnBuilder, ColumnType, Nested, PgColumn, Unrepresentable, Value};
 use vexec_core::batch::varlena;
 use vexec_core::numeric;
 
@@ -70,6 +70,17 @@ pub unsafe fn column(
     (PgColumn { name: name.into(), type_oid: type_oid.to_u32(), typmod, type_name, collation }, reader)
 }
 
+/// format_type's name of a type with its typmod.
+///
+/// # Safety
+/// As [`column`].
+unsafe fn type_name(type_oid: pg_sys::Oid, typmod: i32) -> String {
+    // SAFETY: a catalog lookup (this function's contract).
+    unsafe { CStr::from_ptr(pg_sys::format_type_with_typemod(type_oid, typmod)) }
+        .to_string_lossy()
+        .into_owned()
+}
+
 impl Reader {
     /// # Safety
     /// As [`column`].
@@ -94,12 +105,17 @@ impl Reader {
             let elem_type = pg_sys::get_element_type(base);
             if elem_type != pg_sys::InvalidOid {
                 let element = Reader::of(column, elem_type, base_typmod);
+                let item = Nested {
+                    name: "item".into(),
+                    pg_type: type_name(elem_type, base_typmod),
+                    kind: element.kind.clone(),
+                };
                 let (mut len, mut byval, mut align) = (0i16, false, 0 as c_char);
                 pg_sys::get_typlenbyvalalign(elem_type, &mut len, &mut byval, &mut align);
                 let zero_based = base == pg_sys::INT2VECTOROID || base == pg_sys::OIDVECTOROID;
                 return Reader {
                     column: column.into(),
-                    kind: ColumnType::List(Box::new(element.kind.clone())),
+                    kind: ColumnType::List(Box::new(item)),
                     read: Read::List { element: Box::new(element), elem_type, len, byval, align, zero_based },
                     utf8_db,
                 };
@@ -116,7 +132,8 @@ impl Reader {
                     }
                     let name = CStr::from_ptr((*att).attname.data.as_ptr()).to_string_lossy().into_owned();
                     let r = Reader::of(column, (*att).atttypid, (*att).atttypmod);
-                    kinds.push((name, r.kind.clone()));
+                    let pg_type = type_name((*att).atttypid, (*att).atttypmod);
+                    kinds.push(Nested { name, pg_type, kind: r.kind.clone() });
                     attrs.push((i, r));
                 }
                 return Reader {

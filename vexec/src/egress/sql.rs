@@ -189,6 +189,7 @@ mod tests {
     #[pg_test]
     fn arrow_ipc_maps_arrays_composites_and_other_types() {
         use arrow_array::types::{Decimal128Type, Int32Type, Time64MicrosecondType, UInt32Type};
+        use arrow_schema::DataType;
         Spi::run("CREATE TYPE pair AS (n int, s text)").unwrap();
         let batches = read(
             "SELECT ARRAY[1, NULL, 3] AS a, ARRAY[]::int[] AS e, NULL::int[] AS z,
@@ -206,6 +207,10 @@ mod tests {
         assert_eq!(p.column(0).as_primitive::<Int32Type>().value(0), 1);
         assert_eq!(p.column(1).as_string::<i32>().value(0), "x");
         assert_eq!(p.column_names(), ["n", "s"]);
+        let DataType::Struct(attrs) = b.schema().field(3).data_type().clone() else { panic!("a struct") };
+        assert_eq!(attrs[1].metadata()["pg.type"], "text");
+        let DataType::List(item) = b.schema().field(8).data_type().clone() else { panic!("a list") };
+        assert_eq!(item.metadata()["pg.type"], "numeric(4,2)");
         let ps = b.column(4).as_list::<i32>().value(0);
         assert!(ps.as_struct().is_valid(0) && ps.as_struct().is_null(1));
         let tz = b.column(5).as_struct();

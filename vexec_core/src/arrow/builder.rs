@@ -171,14 +171,14 @@ impl ColumnBuilder {
                     item,
                     offsets: vec![0],
                     nulls: NullBufferBuilder::new(0),
-                    elements: Box::new(ColumnBuilder::new(element)),
+                    elements: Box::new(ColumnBuilder::new(&element.kind)),
                 })
             }
             ColumnType::Struct(attrs) => {
                 let DataType::Struct(fields) = t.data_type() else { unreachable!("a struct's data type") };
                 ColumnBuilder(Node::Struct {
                     fields,
-                    attributes: attrs.iter().map(|(_, t)| ColumnBuilder::new(t)).collect(),
+                    attributes: attrs.iter().map(|a| ColumnBuilder::new(&a.kind)).collect(),
                     nulls: NullBufferBuilder::new(0),
                 })
             }
@@ -355,9 +355,14 @@ impl BatchBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arrow::Nested;
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Int32Type, Time64MicrosecondType};
     use arrow_array::Array;
+
+    fn nested(name: &str, kind: ColumnType) -> Nested {
+        Nested { name: name.into(), pg_type: "t".into(), kind }
+    }
 
     fn col(name: &str, t: ColumnType) -> (PgColumn, ColumnType) {
         (PgColumn { name: name.into(), type_oid: 0, typmod: -1, type_name: "t".into(), collation: None }, t)
@@ -366,8 +371,8 @@ mod tests {
     #[test]
     fn lists_of_structs_with_nulls_at_every_level() {
         // {(1,'a'), NULL, (NULL,'c')}, NULL, {}
-        let row = ColumnType::Struct(vec![("n".into(), ColumnType::Int32), ("s".into(), ColumnType::Utf8)]);
-        let mut b = BatchBuilder::new(&[col("l", ColumnType::List(Box::new(row)))]);
+        let row = ColumnType::Struct(vec![nested("n", ColumnType::Int32), nested("s", ColumnType::Utf8)]);
+        let mut b = BatchBuilder::new(&[col("l", ColumnType::List(Box::new(nested("item", row))))]);
         let l = b.column(0).unwrap();
         let e = l.elements().unwrap();
         e.attribute(0).unwrap().push(Value::Int32(1)).unwrap();
@@ -410,7 +415,7 @@ mod tests {
         assert!(b.push(0, Value::Str("x")).is_err());
         assert!(b.push(1, Value::Int32(1)).is_err());
         assert!(b.column(0).unwrap().elements().is_err());
-        let mut s = BatchBuilder::new(&[col("s", ColumnType::Struct(vec![("a".into(), ColumnType::Int32)]))]);
+        let mut s = BatchBuilder::new(&[col("s", ColumnType::Struct(vec![nested("a", ColumnType::Int32)]))]);
         assert!(s.column(0).unwrap().end_struct().is_err(), "a struct value needs its attributes");
     }
 

@@ -14,4 +14,4 @@ pub mod types;
 pub use builder::{BatchBuilder, ColumnBuilder, Value};
 pub use convert::Unrepresentable;
 pub use stream::IpcStream;
-pub use types::{ColumnType, PgColumn};
+pub use types::{ColumnType, Nested, PgColumn};

@@ -101,10 +101,32 @@ pub enum ColumnType {
     /// PostgreSQL's text of a value of a type Arrow has no type for
     /// (extension `vexec.pg_text`).
     PgText,
-    /// A one-dimensional array: its elements, of this type.
-    List(Box<ColumnType>),
-    /// A composite: its attributes by name.
-    Struct(Vec<(String, ColumnType)>),
+    /// A one-dimensional array: its elements (named `item`).
+    List(Box<Nested>),
+    /// A composite: its attributes.
+    Struct(Vec<Nested>),
+}
+
+/// A list's element or a struct's attribute: its field name, PostgreSQL
+/// type (format_type's name, kept in the field's metadata as for columns)
+/// and mapping.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nested {
+    pub name: String,
+    pub pg_type: String,
+    pub kind: ColumnType,
+}
+
+impl Nested {
+    /// The nested field: nullable, with `pg.type` and the extension name
+    /// where there is one.
+    pub fn field(&self) -> Field {
+        let mut meta = HashMap::from([("pg.type".to_string(), self.pg_type.clone())]);
+        if let Some(ext) = self.kind.extension() {
+            meta.insert("ARROW:extension:name".into(), ext.into());
+        }
+        Field::new(&self.name, self.kind.data_type(), true).with_metadata(meta)
+    }
 }
 
 /// A result column as PostgreSQL describes it.
@@ -178,10 +200,8 @@ impl ColumnType {
                 DataType::Timestamp(TimeUnit::Microsecond, utc.then(|| "UTC".into()))
             }
             ColumnType::Decimal128 { precision, scale } => DataType::Decimal128(*precision, *scale),
-            ColumnType::List(element) => DataType::List(Arc::new(element.child_field("item"))),
-            ColumnType::Struct(attrs) => {
-                DataType::Struct(attrs.iter().map(|(name, t)| t.child_field(name)).collect())
-            }
+            ColumnType::List(element) => DataType::List(Arc::new(element.field())),
+            ColumnType::Struct(attrs) => DataType::Struct(attrs.iter().map(Nested::field).collect()),
         }
     }
 
@@ -193,16 +213,6 @@ impl ColumnType {
             ColumnType::PgText => Some(PG_TEXT_EXTENSION),
             ColumnType::TimeTz => Some(TIMETZ_EXTENSION),
             _ => None,
-        }
-    }
-
-    /// A nested field (list element, struct attribute): nullable, with its
-    /// extension name where it has one.
-    fn child_field(&self, name: &str) -> Field {
-        let f = Field::new(name, self.data_type(), true);
-        match self.extension() {
-            Some(ext) => f.with_metadata(HashMap::from([("ARROW:extension:name".into(), ext.into())])),
-            None => f,
         }
     }
 
@@ -308,14 +318,22 @@ mod tests {
 
     #[test]
     fn nested_types() {
-        let t = ColumnType::List(Box::new(ColumnType::Struct(vec![
-            ("a".into(), ColumnType::Int32),
-            ("j".into(), ColumnType::Json),
-        ])));
+        let nested =
+            |name: &str, pg_type: &str, kind| Nested { name: name.into(), pg_type: pg_type.into(), kind };
+        let t = ColumnType::List(Box::new(nested(
+            "item",
+            "pair",
+            ColumnType::Struct(vec![
+                nested("a", "integer", ColumnType::Int32),
+                nested("j", "jsonb", ColumnType::Json),
+            ]),
+        )));
         let DataType::List(item) = t.data_type() else { panic!("a list") };
         let DataType::Struct(fields) = item.data_type() else { panic!("of structs") };
         assert_eq!(fields.len(), 2);
         assert_eq!(fields[1].metadata()["ARROW:extension:name"], "arrow.json");
+        assert_eq!((item.name().as_str(), item.metadata()["pg.type"].as_str()), ("item", "pair"));
+        assert_eq!(fields[0].metadata()["pg.type"], "integer");
         assert_eq!(ColumnType::TimeTz.data_type(), DataType::Struct(timetz_fields()));
     }
 }
