@@ -120,15 +120,15 @@ pub fn open_cursor(query: &CStr) -> pg_sys::Portal {
 }
 
 /// Fetch up to `rows` rows of an open cursor into `receiver` (whose sink
-/// gets them as one batch); the rows fetched.
+/// gets them as one batch, none at the end).
 ///
 /// # Safety
 /// `portal` is an open cursor of the current transaction.
-pub unsafe fn fetch(portal: pg_sys::Portal, rows: usize, receiver: &mut receiver::ArrowReceiver<'_>) -> u64 {
+pub unsafe fn fetch(portal: pg_sys::Portal, rows: usize, receiver: &mut receiver::ArrowReceiver<'_>) {
     // SAFETY: this function's contract; PortalRunFetch sets up the portal's snapshot, resource
     // owner and memory context itself, as SPI_cursor_fetch relies on.
     unsafe {
-        pg_sys::PortalRunFetch(portal, pg_sys::FetchDirection::FETCH_FORWARD, rows as _, receiver.as_dest())
+        pg_sys::PortalRunFetch(portal, pg_sys::FetchDirection::FETCH_FORWARD, rows as _, receiver.as_dest());
     }
 }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field, Fields, IntervalUnit, TimeUnit};
 
 /// Built-in type OIDs (pg_type.dat; fixed across versions).
-pub mod oid {
+mod oid {
     pub const BOOL: u32 = 16;
     pub const BYTEA: u32 = 17;
     pub const NAME: u32 = 19;
