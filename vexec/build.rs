@@ -26,6 +26,7 @@ fn main() {
     cc::Build::new()
         .file("csrc/vexec_shim.c")
         .file("csrc/vexec_heap.c")
+        .file("csrc/vexec_insert.c")
         .include(&server)
         .include("csrc")
         .flag_if_supported("-Wno-unused-parameter")

@@ -114,6 +114,16 @@ extern void vx_copy_datums(Datum *values, const uint8 *validity, int nrows, cons
 extern int	vx_topn_filter(int nkeys, SortSupport ssups, const Datum *const *cols, const bool *const *nulls,
 						   const Datum *bvals, const bool *bnulls, int nrows, const uint16 *rows, uint16 *out);
 extern void vx_prepare_sort_support(SortSupport ssup, Oid sortop, Oid collation, bool nulls_first);
+/* VecInsert (vexec_insert.c): rows written per table_multi_insert call */
+#define VX_INSERT_GROUP 1000
+
+typedef struct VxInsert VxInsert;
+
+extern VxInsert *vx_insert_begin(EState *estate, Index rti, bool count, int ncols);
+extern void vx_insert_rows(VxInsert *ins, int ncols, const VxInput *cols, int nrows);
+extern void vx_insert_finish(VxInsert *ins);
+extern void vx_insert_stats(VxInsert *ins, uint64 *rows, uint64 *groups);
+
 extern void vx_sort_ranks(Oid sortop, Oid collation, const Datum *values, const bool *isnull,
 						  int n, uint32 *ranks);
 

@@ -14,6 +14,7 @@ pub const AGG_PARTIAL: &CStr = c"VecAggPartial";
 pub const AGG_FINALIZE: &CStr = c"VecAggFinalize";
 pub const HASH_JOIN: &CStr = c"VecHashJoin";
 pub const SORT: &CStr = c"VecSort";
+pub const INSERT: &CStr = c"VecInsert";
 
 /// The name text EXPLAIN gives each node in place of PostgreSQL's
 /// "Custom Scan (VecScan)", so plans read like PostgreSQL's own ("Vec Seq
@@ -27,6 +28,7 @@ pub fn display_name(custom_name: &CStr) -> Option<&'static str> {
         (AGG_FINALIZE, "Finalize Vec Aggregate"),
         (SORT, "Vec Sort"),
         (HASH_JOIN, "Vec Hash Join"),
+        (INSERT, "Vec Insert"),
     ]
     .into_iter()
     .find(|(name, _)| *name == custom_name)

@@ -35,6 +35,18 @@ pub unsafe fn list_ints(list: *mut pg_sys::List) -> Vec<i32> {
     unsafe { list_ptrs::<pg_sys::Integer>(list).map(|i| (*i).ival).collect() }
 }
 
+/// The values of an integer `List` (T_IntList, such as a ModifyTable's
+/// `resultRelations`).
+///
+/// # Safety
+/// `list` is NIL or a valid integer List.
+pub unsafe fn int_values(list: *mut pg_sys::List) -> Vec<i32> {
+    // SAFETY: this function's contract: list is NIL or a live integer List.
+    let len = if list.is_null() { 0 } else { unsafe { (*list).length as usize } };
+    // SAFETY: i is below the list's length.
+    (0..len).map(|i| unsafe { (*(*list).elements.add(i)).int_value }).collect()
+}
+
 /// The attribute numbers of relation `varno` that the expressions read
 /// (system attributes negative, 0 for a whole-row reference), ascending.
 ///

@@ -84,6 +84,7 @@ pub static ENABLE_SCAN: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static ENABLE_AGG: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static ENABLE_HASHJOIN: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static ENABLE_SORT: GucSetting<bool> = GucSetting::<bool>::new(true);
+pub static ENABLE_INSERT: GucSetting<bool> = GucSetting::<bool>::new(true);
 /// Debug: rows per batch (1..1024), to shake out batch-boundary bugs.
 pub static DEBUG_BATCH_SIZE: GucSetting<i32> = GucSetting::<i32>::new(1024);
 /// Debug: every expression runs through PostgreSQL's evaluator.
@@ -196,11 +197,16 @@ auto: they compete with row paths on cost; force: they win wherever possible.",
         GucContext::Userset,
         planner,
     );
-    let switches: [(&'static std::ffi::CStr, &'static std::ffi::CStr, &'static GucSetting<bool>); 4] = [
+    let switches: [(&'static std::ffi::CStr, &'static std::ffi::CStr, &'static GucSetting<bool>); 5] = [
         (c"vexec.enable_scan", c"Enables the planner's use of vector scans.", &ENABLE_SCAN),
         (c"vexec.enable_agg", c"Enables the planner's use of vector aggregation.", &ENABLE_AGG),
         (c"vexec.enable_hashjoin", c"Enables the planner's use of vector hash joins.", &ENABLE_HASHJOIN),
         (c"vexec.enable_sort", c"Enables the planner's use of vector sorts.", &ENABLE_SORT),
+        (
+            c"vexec.enable_insert",
+            c"Enables the planner's use of batched inserts (VecInsert).",
+            &ENABLE_INSERT,
+        ),
     ];
     for (name, short, setting) in switches {
         GucRegistry::define_bool_guc(name, short, c"", setting, GucContext::Userset, planner);

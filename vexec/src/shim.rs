@@ -76,6 +76,12 @@ pub struct VxHeapReader {
     _private: [u8; 0],
 }
 
+/// VecInsert's writer (csrc/vexec_insert.c), opaque to Rust.
+#[repr(C)]
+pub struct VxInsert {
+    _private: [u8; 0],
+}
+
 #[pg_guard]
 unsafe extern "C-unwind" {
     pub fn vx_begin_scan(rel: pg_sys::Relation, snapshot: pg_sys::Snapshot) -> pg_sys::TableScanDesc;
@@ -158,6 +164,16 @@ unsafe extern "C-unwind" {
         collation: pg_sys::Oid,
         nulls_first: bool,
     );
+    pub fn vx_insert_begin(
+        estate: *mut pg_sys::EState,
+        rti: pg_sys::Index,
+        count: bool,
+        ncols: c_int,
+    ) -> *mut VxInsert;
+    pub fn vx_insert_rows(ins: *mut VxInsert, ncols: c_int, cols: *const VxInput, nrows: c_int);
+    pub fn vx_insert_finish(ins: *mut VxInsert);
+    pub fn vx_insert_stats(ins: *mut VxInsert, rows: *mut u64, groups: *mut u64);
+
     pub fn vx_sort_ranks(
         sortop: pg_sys::Oid,
         collation: pg_sys::Oid,

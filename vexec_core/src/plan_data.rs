@@ -240,6 +240,30 @@ impl SortPlanData {
     }
 }
 
+/// A VecInsert plan. (Its result relation is the plan's `custom_relids`,
+/// which PostgreSQL renumbers when it flattens range tables.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InsertPlanData {
+    pub report_id: i32,
+    /// The statement's row count is the command tag's (ModifyTable's canSetTag).
+    pub sets_tag: bool,
+}
+
+impl InsertPlanData {
+    /// [report id, sets tag (0/1)].
+    pub fn encode(&self) -> Vec<i32> {
+        vec![self.report_id, self.sets_tag as i32]
+    }
+
+    pub fn decode(ints: &[i32]) -> Result<InsertPlanData, Malformed> {
+        let mut r = Reader(ints);
+        let report_id = r.int("report id")?;
+        let sets_tag = r.int("sets tag")? != 0;
+        r.end()?;
+        Ok(InsertPlanData { report_id, sets_tag })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,5 +326,15 @@ mod tests {
         assert!(JoinPlanData::decode(&[1, 0, 2, 1, 0, 0, 0]).is_err(), "a key cut short");
         assert!(JoinPlanData::decode(&[1, 0, 2, 0, 99]).is_err(), "left over");
         assert!(SortPlanData::decode(&[1, -2, 0]).is_err(), "bad bound");
+    }
+
+    #[test]
+    fn insert_plans_round_trip() {
+        for sets_tag in [false, true] {
+            let p = InsertPlanData { report_id: 3, sets_tag };
+            assert_eq!(InsertPlanData::decode(&p.encode()), Ok(p));
+        }
+        assert!(InsertPlanData::decode(&[3]).is_err());
+        assert!(InsertPlanData::decode(&[3, 1, 9]).is_err());
     }
 }

@@ -7,7 +7,7 @@
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
-use super::{agg, join, scan, sort};
+use super::{agg, insert, join, scan, sort};
 
 static mut PREV_REL_PATHLIST: pg_sys::set_rel_pathlist_hook_type = None;
 static mut PREV_JOIN_PATHLIST: pg_sys::set_join_pathlist_hook_type = None;
@@ -67,8 +67,8 @@ unsafe extern "C-unwind" fn set_join_pathlist(
     }
 }
 
-/// Upper relations: VecAgg (grouping), then VecSort (ordering); each looks
-/// at its own stage.
+/// Upper relations: VecAgg (grouping), VecSort (ordering), VecInsert (the
+/// final relation of an INSERT); each looks at its own stage.
 #[pg_guard]
 unsafe extern "C-unwind" fn create_upper_paths(
     root: *mut pg_sys::PlannerInfo,
@@ -84,5 +84,6 @@ unsafe extern "C-unwind" fn create_upper_paths(
         }
         agg::create_upper_paths(root, stage, input_rel, output_rel, extra);
         sort::create_upper_paths(root, stage, input_rel, output_rel, extra);
+        insert::create_upper_paths(root, stage, output_rel);
     }
 }

@@ -6,6 +6,7 @@ pub mod cost;
 pub mod enabled;
 pub mod explain;
 pub mod hooks;
+pub mod insert;
 pub mod join;
 pub mod report;
 pub mod require;

@@ -1,0 +1,239 @@
+-- VecInsert: INSERT ... SELECT and multi-row VALUES written through the
+-- table access method's multi_insert. Every statement runs off, then in
+-- force (and auto where said), each time into a freshly made target: the
+-- row count or the error (SQLSTATE, message, DETAIL), the table's contents,
+-- its sequences and its indexes (amcheck, every heap tuple indexed) must be
+-- the same; the plan must show where VecInsert was used. Sequences must
+-- agree after a statement that succeeds; after one that fails, a sequence
+-- may be ahead of row mode's (the rows read before the error drew values;
+-- the output shows both), as after a failed COPY.
+\set SHOW_CONTEXT never
+SET search_path = public;
+CREATE EXTENSION IF NOT EXISTS amcheck;
+
+CREATE FUNCTION insert_same(setup text, stmt text, target text,
+                            modes text[] DEFAULT ARRAY['force'])
+RETURNS text LANGUAGE plpgsql AS $fn$
+DECLARE
+  m text; n bigint; st text; msg text; det text; outcome text; contents text; seqs text;
+  plan text; nodes text; idx regclass; first text; first_seqs text; out text;
+BEGIN
+  FOREACH m IN ARRAY ARRAY['off'] || modes LOOP
+    PERFORM set_config('vexec.mode', 'off', true);
+    EXECUTE setup;
+    PERFORM set_config('vexec.mode', m, true);
+    EXECUTE 'EXPLAIN (COSTS OFF, FORMAT JSON) ' || stmt INTO plan;
+    nodes := CASE WHEN plan LIKE '%"Custom Plan Provider": "VecInsert"%' THEN 'VecInsert' ELSE 'row insert' END;
+    BEGIN
+      EXECUTE stmt;
+      GET DIAGNOSTICS n = ROW_COUNT;
+      outcome := n || ' inserted';
+    EXCEPTION WHEN OTHERS THEN
+      GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
+      outcome := format('error %s: %s%s', st, msg, coalesce(' / ' || nullif(det, ''), ''));
+    END;
+    PERFORM set_config('vexec.mode', 'off', true);
+    EXECUTE format('SELECT count(*) || '' rows, md5 '' || left(md5(coalesce(string_agg(x::text, E''\n'' ORDER BY x::text), '''')), 10) FROM %s x', target)
+      INTO contents;
+    SELECT coalesce(string_agg(format('%s=%s', s.relname, pg_sequence_last_value(s.oid)), ' ' ORDER BY s.relname), '')
+      INTO seqs FROM pg_class s WHERE s.relkind = 'S' AND s.relname LIKE target || '%';
+    FOR idx IN SELECT i.indexrelid::regclass FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+               JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = target::regclass AND a.amname = 'btree' LOOP
+      PERFORM bt_index_check(idx, true);
+    END LOOP;
+    IF m = 'off' THEN
+      first := format('%s; %s', outcome, contents);
+      first_seqs := seqs;
+      out := first || coalesce('; ' || nullif(seqs, ''), '');
+    ELSIF format('%s; %s', outcome, contents) = first AND seqs = first_seqs THEN
+      out := out || format(E'\n  %s same (%s)', m, nodes);
+    ELSIF format('%s; %s', outcome, contents) = first AND outcome LIKE 'error%' THEN
+      out := out || format(E'\n  %s same (%s), sequences after the error: %s', m, nodes, seqs);
+    ELSE
+      out := out || format(E'\n  %s DIFFERENT (%s): %s; %s; %s', m, nodes, outcome, contents, seqs);
+    END IF;
+  END LOOP;
+  PERFORM set_config('vexec.mode', 'off', true);
+  RETURN out;
+END $fn$;
+
+-- The reason EXPLAIN (VEXEC) gives for VecInsert in force mode.
+CREATE FUNCTION insert_verdict(stmt text) RETURNS SETOF text LANGUAGE plpgsql AS $fn$
+DECLARE line text;
+BEGIN
+  PERFORM set_config('vexec.mode', 'force', true);
+  FOR line IN EXECUTE 'EXPLAIN (VEXEC, COSTS OFF) ' || stmt LOOP
+    IF line LIKE '%VecInsert%' OR line LIKE '%Insert on%' OR line LIKE '%Vec Insert%' THEN
+      RETURN NEXT line;
+    END IF;
+  END LOOP;
+  PERFORM set_config('vexec.mode', 'off', true);
+END $fn$;
+
+CREATE TABLE ins_src AS
+SELECT g AS id, g % 10 AS grp,
+       CASE WHEN g % 7 = 0 THEN NULL ELSE 'name ' || g END AS t,
+       (g * 1.25)::numeric(12,2) AS n,
+       date '2024-01-01' + g AS d,
+       timestamp '2024-01-01' + g * interval '1 minute' AS ts,
+       g % 3 = 0 AS b, g / 7.0::float8 AS f,
+       CASE WHEN g % 500 = 0 THEN (SELECT string_agg(md5(g::text || x::text), '') FROM generate_series(1, 400) x) END AS big,
+       CASE WHEN g % 11 = 0 THEN NULL ELSE decode(md5(g::text), 'hex') END AS by
+FROM generate_series(1, 3000) g;
+ANALYZE ins_src;
+
+-- Plain copies: every type, NULLs, TOASTed values; in force and auto.
+SELECT insert_same($$DROP TABLE IF EXISTS ins_t; CREATE TABLE ins_t (LIKE ins_src)$$,
+  'INSERT INTO ins_t SELECT * FROM ins_src', 'ins_t', ARRAY['force', 'auto']);
+SELECT insert_same($$DROP TABLE IF EXISTS ins_t; CREATE TABLE ins_t (LIKE ins_src)$$,
+  'INSERT INTO ins_t SELECT * FROM ins_src WHERE grp < 4 ORDER BY id DESC', 'ins_t');
+SELECT (SELECT count(*) FROM ins_t WHERE big IS NOT NULL) AS toasted,
+       (SELECT min(length(big)) FROM ins_t) AS big_length,
+       pg_relation_size((SELECT reltoastrelid FROM pg_class WHERE relname = 'ins_t')) > 0 AS has_toast;
+-- Batch boundaries: two rows per batch.
+SET vexec.debug_batch_size = 2;
+SELECT insert_same($$DROP TABLE IF EXISTS ins_t; CREATE TABLE ins_t (LIKE ins_src)$$,
+  'INSERT INTO ins_t SELECT * FROM ins_src WHERE id <= 2501', 'ins_t');
+RESET vexec.debug_batch_size;
+-- Input from row plans (a join, an aggregate, VALUES) and from a vector join.
+SELECT insert_same($$DROP TABLE IF EXISTS ins_t; CREATE TABLE ins_t (grp int, c bigint, s numeric)$$,
+  'INSERT INTO ins_t SELECT grp, count(*), sum(n) FROM ins_src GROUP BY grp', 'ins_t');
+SELECT insert_same($$DROP TABLE IF EXISTS ins_t; CREATE TABLE ins_t (a int, b text)$$,
+  'INSERT INTO ins_t SELECT x.id, y.t FROM ins_src x JOIN ins_src y ON y.id = x.id + 1', 'ins_t');
+SELECT insert_same($$DROP TABLE IF EXISTS ins_t; CREATE TABLE ins_t (a int, b text)$$,
+  $$INSERT INTO ins_t VALUES (1, 'a'), (2, NULL), (3, 'c'), (NULL, 'd')$$, 'ins_t');
+
+-- Defaults, serial and identity columns, stored and virtual generated
+-- columns, a domain, a dropped column, indexes of several kinds.
+CREATE DOMAIN ins_pos AS numeric CHECK (VALUE >= 0);
+SELECT insert_same($$DROP TABLE IF EXISTS ins_t; DROP SEQUENCE IF EXISTS ins_t_extra;
+  CREATE TABLE ins_t (gone int, id int PRIMARY KEY, t text, n ins_pos NOT NULL,
+    d date DEFAULT date '2000-01-01', s serial, i bigint GENERATED ALWAYS AS IDENTITY,
+    g numeric GENERATED ALWAYS AS (n * 2) STORED, v int GENERATED ALWAYS AS (id + 1) VIRTUAL,
+    u text UNIQUE, CHECK (id > 0));
+  ALTER TABLE ins_t DROP COLUMN gone;
+  CREATE INDEX ins_t_expr ON ins_t (lower(t)) WHERE id % 2 = 0;
+  CREATE INDEX ins_t_hash ON ins_t USING hash (t)$$,
+  'INSERT INTO ins_t (id, t, n, u) SELECT id, t, n, t FROM ins_src', 'ins_t', ARRAY['force', 'auto']);
+SELECT id, t, n, d, s, i, g, v, u FROM ins_t ORDER BY id LIMIT 3;
+
+-- Violations in the middle of a batch: PostgreSQL's error for the first
+-- violating row, nothing of the statement left.
+\set ins_keyed 'DROP TABLE IF EXISTS ins_t; CREATE TABLE ins_t (id int PRIMARY KEY, t text NOT NULL, n ins_pos, s serial, CHECK (id < 100000)); INSERT INTO ins_t (id, t, n) VALUES (-1, $$before$$, 0)'
+SELECT insert_same(:'ins_keyed',
+  'INSERT INTO ins_t (id, t, n) SELECT CASE WHEN id = 1500 THEN 1 ELSE id END, coalesce(t, $$x$$), n FROM ins_src', 'ins_t');
+SELECT insert_same(:'ins_keyed',
+  'INSERT INTO ins_t (id, t, n) SELECT CASE WHEN id = 1500 THEN -1 ELSE id END, coalesce(t, $$x$$), n FROM ins_src', 'ins_t');
+SELECT insert_same(:'ins_keyed',
+  'INSERT INTO ins_t (id, t, n) SELECT id, t, n FROM ins_src', 'ins_t');
+SELECT insert_same(:'ins_keyed',
+  'INSERT INTO ins_t (id, t, n) SELECT CASE WHEN id = 2222 THEN 200000 ELSE id END, $$x$$, n FROM ins_src', 'ins_t');
+SELECT insert_same(:'ins_keyed',
+  'INSERT INTO ins_t (id, t, n) SELECT id, $$x$$, CASE WHEN id = 1700 THEN -n ELSE n END FROM ins_src', 'ins_t');
+-- A unique violation (row 1,200) before a CHECK violation (row 1,500) in
+-- the same group: the unique violation is reported, as row by row.
+SELECT insert_same(:'ins_keyed',
+  'INSERT INTO ins_t (id, t, n) SELECT CASE WHEN id = 1200 THEN 5 WHEN id = 1500 THEN 500000 ELSE id END, $$x$$, n FROM ins_src', 'ins_t');
+-- And a NOT NULL violation before a unique one.
+SELECT insert_same(:'ins_keyed',
+  'INSERT INTO ins_t (id, t, n) SELECT CASE WHEN id = 1500 THEN 5 ELSE id END, CASE WHEN id = 1200 THEN NULL ELSE $$x$$ END, n FROM ins_src', 'ins_t');
+
+-- A partition named as the target: its partition constraint is checked.
+SELECT insert_same($$DROP TABLE IF EXISTS ins_parted; CREATE TABLE ins_parted (id int, t text) PARTITION BY RANGE (id);
+  CREATE TABLE ins_part1 PARTITION OF ins_parted FOR VALUES FROM (0) TO (2000);
+  CREATE TABLE ins_part2 PARTITION OF ins_parted FOR VALUES FROM (2000) TO (10000)$$,
+  'INSERT INTO ins_part1 SELECT id, t FROM ins_src WHERE id < 2000', 'ins_part1');
+SELECT insert_same($$DROP TABLE IF EXISTS ins_parted; CREATE TABLE ins_parted (id int, t text) PARTITION BY RANGE (id);
+  CREATE TABLE ins_part1 PARTITION OF ins_parted FOR VALUES FROM (0) TO (2000)$$,
+  'INSERT INTO ins_part1 SELECT id, t FROM ins_src', 'ins_part1');
+
+-- Statement triggers fire once per statement, in both modes.
+CREATE TABLE ins_log (what text, n bigint);
+CREATE FUNCTION ins_log_stmt() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO ins_log VALUES (TG_WHEN || ' ' || TG_LEVEL, (SELECT count(*) FROM ins_t)); RETURN NULL; END $$;
+SELECT insert_same($$DROP TABLE IF EXISTS ins_t; TRUNCATE ins_log; CREATE TABLE ins_t (id int, t text);
+  CREATE TRIGGER b BEFORE INSERT ON ins_t FOR EACH STATEMENT EXECUTE FUNCTION ins_log_stmt();
+  CREATE TRIGGER a AFTER INSERT ON ins_t FOR EACH STATEMENT EXECUTE FUNCTION ins_log_stmt()$$,
+  'INSERT INTO ins_t SELECT id, t FROM ins_src', 'ins_t');
+SELECT * FROM ins_log ORDER BY what;
+
+-- Other targets and settings: a temporary table, an unlogged table, a
+-- serializable transaction, a data-modifying WITH.
+SELECT insert_same($$DROP TABLE IF EXISTS ins_tmp; CREATE TEMP TABLE ins_tmp (LIKE ins_src)$$,
+  'INSERT INTO ins_tmp SELECT * FROM ins_src', 'ins_tmp');
+SELECT insert_same($$DROP TABLE IF EXISTS ins_t; CREATE UNLOGGED TABLE ins_t (LIKE ins_src)$$,
+  'INSERT INTO ins_t SELECT * FROM ins_src', 'ins_t');
+SELECT insert_same($$DROP TABLE IF EXISTS ins_t; CREATE TABLE ins_t (id int PRIMARY KEY, t text)$$,
+  'WITH w AS (INSERT INTO ins_t SELECT id, t FROM ins_src WHERE id > 10) INSERT INTO ins_t SELECT id, t FROM ins_src WHERE id <= 10', 'ins_t');
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT insert_same($$DROP TABLE IF EXISTS ins_t; CREATE TABLE ins_t (id int PRIMARY KEY, t text)$$,
+  'INSERT INTO ins_t SELECT id, t FROM ins_src', 'ins_t');
+COMMIT;
+-- A table read and written by the same statement sees none of its new rows.
+SELECT insert_same($$DROP TABLE IF EXISTS ins_t; CREATE TABLE ins_t AS SELECT id, t FROM ins_src$$,
+  'INSERT INTO ins_t SELECT id + 3000, t FROM ins_t', 'ins_t');
+
+-- Force writes even one row through VecInsert; auto leaves one row to
+-- ModifyTable alone.
+SELECT * FROM insert_verdict($$INSERT INTO ins_t VALUES (1, 'x')$$);
+SET vexec.mode = auto;
+EXPLAIN (COSTS OFF) INSERT INTO ins_t VALUES (1, 'x');
+EXPLAIN (COSTS OFF) INSERT INTO ins_t SELECT id, t FROM ins_src;
+RESET vexec.mode;
+
+-- Refused, each with its reason; the statement runs as ModifyTable does.
+CREATE TABLE ins_ref (id int PRIMARY KEY);
+INSERT INTO ins_ref SELECT generate_series(1, 3000);
+CREATE TABLE ins_fk (id int REFERENCES ins_ref, t text);
+SELECT * FROM insert_verdict('INSERT INTO ins_fk SELECT id, t FROM ins_src');
+SELECT insert_same('TRUNCATE ins_fk', 'INSERT INTO ins_fk SELECT id, t FROM ins_src', 'ins_fk');
+SELECT * FROM insert_verdict('INSERT INTO ins_t SELECT id, t FROM ins_src RETURNING id');
+SELECT * FROM insert_verdict('INSERT INTO ins_t SELECT id, t FROM ins_src ON CONFLICT DO NOTHING');
+SELECT * FROM insert_verdict('INSERT INTO ins_parted SELECT id, t FROM ins_src');
+SELECT * FROM insert_verdict('INSERT INTO ins_t SELECT id, t || random() FROM ins_src');
+SET vexec.enable_insert = off;
+SELECT * FROM insert_verdict('INSERT INTO ins_t SELECT id, t FROM ins_src');
+RESET vexec.enable_insert;
+CREATE TABLE ins_trig (id int, t text);
+CREATE FUNCTION ins_row_trig() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
+CREATE TRIGGER r BEFORE INSERT ON ins_trig FOR EACH ROW EXECUTE FUNCTION ins_row_trig();
+SELECT * FROM insert_verdict('INSERT INTO ins_trig SELECT id, t FROM ins_src');
+CREATE TABLE ins_trans (id int, t text);
+CREATE FUNCTION ins_trans_trig() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+CREATE TRIGGER tt AFTER INSERT ON ins_trans REFERENCING NEW TABLE AS nt FOR EACH STATEMENT EXECUTE FUNCTION ins_trans_trig();
+SELECT * FROM insert_verdict('INSERT INTO ins_trans SELECT id, t FROM ins_src');
+CREATE VIEW ins_view AS SELECT * FROM ins_trans WHERE id > 0 WITH CHECK OPTION;
+SELECT * FROM insert_verdict('INSERT INTO ins_view SELECT id, t FROM ins_src');
+-- A view without CHECK OPTION writes its table, through VecInsert.
+CREATE VIEW ins_plain_view AS SELECT * FROM ins_t;
+SELECT * FROM insert_verdict('INSERT INTO ins_plain_view SELECT id, t FROM ins_src');
+DROP VIEW ins_plain_view;
+
+-- Privileges and row level security, as a plain role.
+CREATE ROLE ins_user;
+CREATE TABLE ins_rls (id int, t text, owner text DEFAULT current_user);
+GRANT SELECT ON ins_src TO ins_user;
+GRANT SELECT, INSERT ON ins_rls TO ins_user;
+ALTER TABLE ins_rls ENABLE ROW LEVEL SECURITY;
+CREATE POLICY p_ins ON ins_rls FOR INSERT WITH CHECK (id < 2000);
+CREATE POLICY p_sel ON ins_rls FOR SELECT USING (true);
+CREATE TABLE ins_noperm (id int);
+SET ROLE ins_user;
+SELECT * FROM insert_verdict('INSERT INTO ins_rls (id, t) SELECT id, t FROM ins_src');
+SET vexec.mode = force;
+INSERT INTO ins_rls (id, t) SELECT id, t FROM ins_src WHERE id < 10;
+INSERT INTO ins_rls (id, t) SELECT id, t FROM ins_src;
+INSERT INTO ins_noperm SELECT id FROM ins_src;
+RESET vexec.mode;
+RESET ROLE;
+SELECT count(*), min(owner) FROM ins_rls;
+-- Column privileges.
+CREATE TABLE ins_cols (id int, secret text);
+GRANT INSERT (id) ON ins_cols TO ins_user;
+SET ROLE ins_user;
+SET vexec.mode = force;
+INSERT INTO ins_cols (id) SELECT id FROM ins_src WHERE id <= 100;
+INSERT INTO ins_cols (id, secret) SELECT id, t FROM ins_src WHERE id <= 100;
+RESET vexec.mode;
+RESET ROLE;
+SELECT count(*), count(secret) FROM ins_cols;

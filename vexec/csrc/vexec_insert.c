@@ -1,0 +1,295 @@
+/*-------------------------------------------------------------------------
+ *
+ * vexec_insert.c
+ *	  VecInsert's per-row loop: rows into a table through the table access
+ *	  method's multi_insert, in groups, as COPY FROM writes them.
+ *
+ * The node sits under PostgreSQL's own ModifyTable, which opens the result
+ * relation, checks privileges, fires statement triggers and sets the
+ * command tag from es_processed; the planner offers VecInsert only where no
+ * row trigger, ON CONFLICT, RETURNING or WITH CHECK option needs a row at a
+ * time (plan/insert.rs). What ExecInsert does per row is done here in its
+ * order: stored generated columns, then constraints (NOT NULL, CHECK, the
+ * partition constraint of a partition named directly); then, per group,
+ * the heap tuples (table_multi_insert with a BulkInsertState) and each
+ * row's index entries in row order.
+ *
+ * Errors: a row that breaks a constraint is found by a check that does not
+ * raise (vx_row_passes, which mirrors ExecConstraints and prepares the
+ * same CHECK expressions ExecConstraints then uses); the rows before it are
+ * written first, so a unique violation among them is reported as the row
+ * executor would report it, and then ExecConstraints raises PostgreSQL's
+ * own error for the row.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/hio.h"
+#include "access/tableam.h"
+#include "catalog/pg_attribute.h"
+#include "executor/executor.h"
+#include "executor/nodeModifyTable.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/pg_list.h"
+#include "rewrite/rewriteHandler.h"
+#include "storage/freespace.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "vexec_shim.h"
+
+struct VxInsert
+{
+	EState	   *estate;
+	ResultRelInfo *rri;
+	Relation	rel;
+	BulkInsertState bistate;
+	/* VX_INSERT_GROUP slots of the table's type, made as needed */
+	TupleTableSlot **slots;
+	int			nmade;
+	int			nused;
+	bool		count;			/* the statement sets the command tag */
+	bool		generated;		/* stored generated columns */
+	bool		constraints;	/* the relation has constraints */
+	bool		partition;		/* a partition named directly */
+	List	   *virtual_notnull;	/* NOT NULL virtual generated columns */
+	uint64		inserted;
+	uint64		groups;
+};
+
+VxInsert *
+vx_insert_begin(EState *estate, Index rti, bool count, int ncols)
+{
+	MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+	VxInsert   *ins = palloc0(sizeof(VxInsert));
+	TupleDesc	desc;
+
+	if (estate->es_result_relations == NULL || estate->es_result_relations[rti - 1] == NULL)
+		elog(ERROR, "vexec internal error: VecInsert's result relation %u is not open", rti);
+	ins->estate = estate;
+	ins->rri = estate->es_result_relations[rti - 1];
+	ins->rel = ins->rri->ri_RelationDesc;
+	desc = RelationGetDescr(ins->rel);
+	/* the child's row is the new row, column for column (plan/insert.rs) */
+	if (ncols != desc->natts)
+		elog(ERROR, "vexec internal error: VecInsert's input has %d columns for %d", ncols, desc->natts);
+	ins->count = count;
+	ins->constraints = desc->constr != NULL;
+	ins->generated = desc->constr && desc->constr->has_generated_stored;
+	ins->partition = ins->rel->rd_rel->relispartition && ins->rri->ri_RootResultRelInfo == NULL;
+	if (desc->constr && desc->constr->has_not_null)
+	{
+		for (AttrNumber a = 1; a <= desc->natts; a++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, a - 1);
+
+			if (att->attnotnull && att->attgenerated == ATTRIBUTE_GENERATED_VIRTUAL)
+				ins->virtual_notnull = lappend_int(ins->virtual_notnull, a);
+		}
+	}
+	/* As ExecInsert: index entries need the indexes open. */
+	if (ins->rel->rd_rel->relhasindex && ins->rri->ri_IndexRelationDescs == NULL)
+		ExecOpenIndices(ins->rri, false);
+	ins->slots = palloc0(sizeof(TupleTableSlot *) * VX_INSERT_GROUP);
+	ins->bistate = GetBulkInsertState();
+	MemoryContextSwitchTo(old);
+	return ins;
+}
+
+/*
+ * The CHECK constraints' expressions, prepared as ExecRelCheck prepares
+ * them (and kept where it looks for them, so ExecConstraints uses these).
+ */
+static void
+vx_prepare_checks(VxInsert *ins)
+{
+	TupleConstr *constr = RelationGetDescr(ins->rel)->constr;
+	MemoryContext old;
+
+	if (ins->rri->ri_CheckConstraintExprs != NULL)
+		return;
+	old = MemoryContextSwitchTo(ins->estate->es_query_cxt);
+	ins->rri->ri_CheckConstraintExprs = palloc0_array(ExprState *, constr->num_check);
+	for (int i = 0; i < constr->num_check; i++)
+	{
+		Expr	   *e;
+
+		if (!constr->check[i].ccenforced)
+			continue;
+		e = stringToNode(constr->check[i].ccbin);
+		e = (Expr *) expand_generated_columns_in_expr((Node *) e, ins->rel, 1);
+		ins->rri->ri_CheckConstraintExprs[i] = ExecPrepareExpr(e, ins->estate);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Whether the row in `slot` passes what ExecConstraints checks (and, for a
+ * partition named directly, its partition constraint), without raising.
+ */
+static bool
+vx_row_passes(VxInsert *ins, TupleTableSlot *slot)
+{
+	TupleDesc	desc = RelationGetDescr(ins->rel);
+	TupleConstr *constr = desc->constr;
+
+	if (constr)
+	{
+		if (constr->has_not_null)
+		{
+			for (AttrNumber a = 1; a <= desc->natts; a++)
+			{
+				Form_pg_attribute att = TupleDescAttr(desc, a - 1);
+
+				if (att->attnotnull && att->attgenerated != ATTRIBUTE_GENERATED_VIRTUAL &&
+					slot_attisnull(slot, a))
+					return false;
+			}
+		}
+		if (ins->virtual_notnull != NIL &&
+			ExecRelGenVirtualNotNull(ins->rri, slot, ins->estate, ins->virtual_notnull) != InvalidAttrNumber)
+			return false;
+		if (ins->rel->rd_rel->relchecks > 0)
+		{
+			ExprContext *econtext;
+
+			/* ExecRelCheck's own complaint, raised by ExecConstraints */
+			if (constr->num_check != ins->rel->rd_rel->relchecks)
+				return false;
+			vx_prepare_checks(ins);
+			econtext = GetPerTupleExprContext(ins->estate);
+			econtext->ecxt_scantuple = slot;
+			for (int i = 0; i < constr->num_check; i++)
+			{
+				ExprState  *state = ins->rri->ri_CheckConstraintExprs[i];
+
+				if (state && !ExecCheck(state, econtext))
+					return false;
+			}
+		}
+	}
+	if (ins->partition && !ExecPartitionCheck(ins->rri, slot, ins->estate, false))
+		return false;
+	return true;
+}
+
+/* Write the group's rows: heap tuples in one call, then index entries. */
+static void
+vx_insert_flush(VxInsert *ins)
+{
+	EState	   *estate = ins->estate;
+	MemoryContext old;
+
+	if (ins->nused == 0)
+		return;
+	/* table_multi_insert may leak into the current context (as COPY notes) */
+	old = MemoryContextSwitchTo(GetPerTupleMemoryContext(estate));
+	table_multi_insert(ins->rel, ins->slots, ins->nused, estate->es_output_cid, 0, ins->bistate);
+	MemoryContextSwitchTo(old);
+	for (int i = 0; i < ins->nused; i++)
+	{
+		if (ins->rri->ri_NumIndices > 0)
+		{
+			List	   *recheck;
+
+#if PG_VERSION_NUM >= 190000
+			recheck = ExecInsertIndexTuples(ins->rri, estate, 0, ins->slots[i], NIL, NULL);
+#else
+			recheck = ExecInsertIndexTuples(ins->rri, ins->slots[i], estate, false, false, NULL, NIL, false);
+#endif
+			/* deferred constraints are checked by row triggers, which the planner refused */
+			if (recheck != NIL)
+				elog(ERROR, "vexec internal error: VecInsert got index entries to recheck");
+		}
+		ExecClearTuple(ins->slots[i]);
+		ResetPerTupleExprContext(estate);
+	}
+	if (ins->count)
+		estate->es_processed += ins->nused;
+	ins->inserted += ins->nused;
+	ins->groups++;
+	ins->nused = 0;
+}
+
+void
+vx_insert_rows(VxInsert *ins, int ncols, const VxInput *cols, int nrows)
+{
+	EState	   *estate = ins->estate;
+	Oid			relid = RelationGetRelid(ins->rel);
+
+	for (int r = 0; r < nrows; r++)
+	{
+		TupleTableSlot *slot;
+
+		if (ins->nused == VX_INSERT_GROUP)
+			vx_insert_flush(ins);
+		if (ins->nused == ins->nmade)
+			ins->slots[ins->nmade++] = table_slot_create(ins->rel, &estate->es_tupleTable);
+		slot = ins->slots[ins->nused];
+		ExecClearTuple(slot);
+		for (int c = 0; c < ncols; c++)
+		{
+			int			a = cols[c].attnum - 1;
+
+			slot->tts_values[a] = cols[c].values[r];
+			slot->tts_isnull[a] = !(cols[c].validity[r >> 3] & (1 << (r & 7)));
+		}
+		ExecStoreVirtualTuple(slot);
+		/* the values live in the caller's batch: the slot takes its own copy */
+		ExecMaterializeSlot(slot);
+		slot->tts_tableOid = relid;
+		ResetPerTupleExprContext(estate);
+		if (ins->generated)
+			ExecComputeStoredGenerated(ins->rri, estate, slot, CMD_INSERT);
+		if ((ins->constraints || ins->partition) && !vx_row_passes(ins, slot))
+		{
+			/*
+			 * The rows before it first (the group is slots[0..nused), this
+			 * row is the slot after), then PostgreSQL's error for this one.
+			 */
+			vx_insert_flush(ins);
+			if (ins->constraints)
+				ExecConstraints(ins->rri, slot, estate);
+			if (ins->partition)
+				ExecPartitionCheck(ins->rri, slot, estate, true);
+			elog(ERROR, "vexec internal error: a row VecInsert found to break a constraint passed");
+		}
+		ins->nused++;
+	}
+}
+
+void
+vx_insert_finish(VxInsert *ins)
+{
+	vx_insert_flush(ins);
+	if (ins->bistate)
+	{
+		BlockNumber next = ins->bistate->next_free;
+		BlockNumber last = ins->bistate->last_free;
+
+		/*
+		 * Pages the bulk state extended the table by and did not fill are
+		 * known to it alone: enter them in the free space map, so later
+		 * inserts use them (VACUUM would find them; COPY leaves them).
+		 */
+		if (BlockNumberIsValid(next) && BlockNumberIsValid(last) && next <= last)
+		{
+			for (BlockNumber b = next; b <= last; b++)
+				RecordPageWithFreeSpace(ins->rel, b, BLCKSZ - SizeOfPageHeaderData);
+			FreeSpaceMapVacuumRange(ins->rel, next, last + 1);
+		}
+		FreeBulkInsertState(ins->bistate);
+		ins->bistate = NULL;
+		table_finish_bulk_insert(ins->rel, 0);
+	}
+}
+
+void
+vx_insert_stats(VxInsert *ins, uint64 *rows, uint64 *groups)
+{
+	*rows = ins->inserted;
+	*groups = ins->groups;
+}

@@ -1,0 +1,178 @@
+//! VecInsert: the rows of an INSERT written through the table access
+//! method's multi_insert, a group of up to 1,000 at a time.
+//!
+//! The node is the child of PostgreSQL's ModifyTable (plan/insert.rs), which
+//! opens the result relation, checks privileges, fires the statement
+//! triggers and reads the row count from `es_processed`. VecInsert reads
+//! its own child as batches (a vector child's batch interface, any other
+//! child's slots; `exec::input`), hands each batch's rows to the C writer
+//! (csrc/vexec_insert.c) in one guarded call, and returns no rows.
+//!
+//! Rust state is dropped by EndCustomScan or by the query context's reset
+//! callback; the writer's memory and slots belong to the query, its bulk
+//! insert buffer pin to the resource owner. Interrupts are checked per
+//! batch.
+
+use std::ptr;
+
+use crate::exec::input::{rows_context, ChildInput};
+use crate::exec::node::{self, NodeMethods, VecNode};
+use crate::pgutil::{list_ints, list_ptrs, SyncPtr};
+use crate::shim::{self, VxInput, VxInsert};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use vexec_core::batch::{Column, RowIdx};
+use vexec_core::plan_data::InsertPlanData;
+
+use crate::nodes::INSERT as NAME;
+
+pub struct InsertState {
+    src: ChildInput,
+    writer: *mut VxInsert,
+    per_batch: pg_sys::MemoryContext,
+    /// One batch's rows as Datums, per column, and their validity bits.
+    values: Vec<Vec<usize>>,
+    validity: Vec<Vec<u8>>,
+    batches: u64,
+    done: bool,
+}
+
+static METHODS: NodeMethods = NodeMethods::new::<InsertState>(NAME, false, None);
+static SCAN_METHODS: SyncPtr<pg_sys::CustomScanMethods> = SyncPtr(node::scan_methods::<InsertState>(NAME));
+
+pub fn scan_methods() -> *const pg_sys::CustomScanMethods {
+    &SCAN_METHODS.0
+}
+
+/// What `exec::register` registers of VecInsert.
+pub fn methods() -> (&'static SyncPtr<pg_sys::CustomScanMethods>, &'static NodeMethods) {
+    (&SCAN_METHODS, &METHODS)
+}
+
+impl InsertState {
+    /// Hand the batch's live rows to the writer.
+    unsafe fn write(&mut self, columns: &[Column], rows: &[RowIdx]) {
+        let n = rows.len();
+        let mut inputs = Vec::with_capacity(columns.len());
+        for (c, col) in columns.iter().enumerate() {
+            let values = &mut self.values[c];
+            let validity = &mut self.validity[c];
+            values.clear();
+            validity.clear();
+            validity.resize(n.div_ceil(8), 0);
+            for (i, &r) in rows.iter().enumerate() {
+                let r = r as usize;
+                values.push(col.values.datum(r));
+                if col.is_valid(r) {
+                    validity[i >> 3] |= 1 << (i & 7);
+                }
+            }
+            inputs.push(VxInput {
+                attnum: c as i32 + 1,
+                values: values.as_ptr(),
+                validity: validity.as_ptr(),
+            });
+        }
+        // SAFETY: the writer is this node's; the inputs hold n values each and
+        // point into this batch, which stays valid during the call (the writer
+        // copies each row into its slot).
+        unsafe { shim::vx_insert_rows(self.writer, inputs.len() as i32, inputs.as_ptr(), n as i32) };
+    }
+}
+
+impl VecNode for InsertState {
+    const WHAT: &'static str = "VecInsert";
+
+    fn methods() -> &'static NodeMethods {
+        &METHODS
+    }
+
+    unsafe fn begin(
+        node: *mut pg_sys::CustomScanState,
+        estate: *mut pg_sys::EState,
+        eflags: i32,
+    ) -> Box<Self> {
+        // SAFETY: VecNode::begin's contract: node is a VecInsert's CustomScanState being begun under
+        // its ModifyTable, which opened the result relation; its plan is our CustomScan with one
+        // child plan.
+        unsafe {
+            let cscan = (*node).ss.ps.plan as *mut pg_sys::CustomScan;
+            let child_plan =
+                list_ptrs::<pg_sys::Plan>((*cscan).custom_plans).next().expect("VecInsert has a child");
+            let src = ChildInput::init(child_plan, estate, eflags);
+            (*node).custom_ps = pg_sys::lappend(ptr::null_mut(), src.child.cast());
+            let data = InsertPlanData::decode(&list_ints((*cscan).custom_private))
+                .unwrap_or_else(|e| error!("vexec internal error: a VecInsert plan's private data: {}", e.0));
+            let ncols = src.types.len();
+            // EXPLAIN without ANALYZE writes nothing: no writer.
+            let writer = if eflags & pg_sys::EXEC_FLAG_EXPLAIN_ONLY as i32 != 0 {
+                ptr::null_mut()
+            } else {
+                shim::vx_insert_begin(estate, (*cscan).scan.scanrelid, data.sets_tag, ncols as i32)
+            };
+            Box::new(InsertState {
+                src,
+                writer,
+                per_batch: rows_context((*estate).es_query_cxt, c"VecInsert batch"),
+                values: vec![Vec::new(); ncols],
+                validity: vec![Vec::new(); ncols],
+                batches: 0,
+                done: false,
+            })
+        }
+    }
+
+    unsafe fn exec(&mut self, _node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+        // SAFETY: VecNode::exec's contract; the child has begun and per_batch is this node's.
+        unsafe {
+            if self.done || self.writer.is_null() {
+                return ptr::null_mut();
+            }
+            while let Some((columns, rows)) = self.src.next(self.per_batch) {
+                pg_sys::check_for_interrupts!();
+                self.batches += 1;
+                self.write(&columns, &rows);
+                drop(columns);
+                pg_sys::MemoryContextReset(self.per_batch);
+            }
+            shim::vx_insert_finish(self.writer);
+            self.done = true;
+            ptr::null_mut()
+        }
+    }
+
+    unsafe fn end(&mut self, _node: *mut pg_sys::CustomScanState) {
+        // SAFETY: the child is this node's and not yet ended.
+        unsafe { pg_sys::ExecEndNode(self.src.child) }
+    }
+
+    unsafe fn rescan(&mut self, _node: *mut pg_sys::CustomScanState) {
+        error!("vexec internal error: VecInsert cannot be rescanned");
+    }
+
+    unsafe fn explain(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _ancestors: *mut pg_sys::List,
+        es: *mut pg_sys::ExplainState,
+    ) {
+        // SAFETY: VecNode::explain's contract: es is the running EXPLAIN; the writer, when set, is
+        // this node's.
+        unsafe {
+            if (*es).verbose {
+                let input = if self.src.batches() { "batches" } else { "rows" };
+                crate::pgutil::explain_text(es, c"Input", input);
+            }
+            if (*es).analyze && !self.writer.is_null() {
+                let (mut rows, mut groups) = (0u64, 0u64);
+                shim::vx_insert_stats(self.writer, &mut rows, &mut groups);
+                let int = |label: &std::ffi::CStr, v: u64| {
+                    pg_sys::ExplainPropertyInteger(label.as_ptr(), ptr::null(), v as i64, es)
+                };
+                int(c"Rows Inserted", rows);
+                int(c"Insert Groups", groups);
+                int(c"Batches", self.batches);
+            }
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! VecInsert paths: `create_upper_paths_hook` (UPPERREL_FINAL) offers, for
+//! each INSERT path PostgreSQL made (a ModifyTablePath), the same
+//! ModifyTable over a VecInsert that writes the rows through the table
+//! access method's multi_insert (exec/insert.rs).
+//!
+//! ModifyTable stays on top: it opens the target, checks privileges, fires
+//! statement triggers and sets the row count. VecInsert is not offered
+//! where the statement needs a row at a time (`refusal`): row-level
+//! triggers (foreign keys' checks and deferrable unique constraints are
+//! such triggers), transition tables, ON CONFLICT, RETURNING, WITH CHECK
+//! options (row level security, views' CHECK OPTION), partitioned or
+//! foreign targets, table access methods without multi_insert, and volatile
+//! functions other than nextval (they may read the table being written, and
+//! would see fewer rows than row by row; COPY FROM has the same rule).
+//!
+//! Cost: PostgreSQL does not cost the writing of rows, so the row plan's
+//! cost is the cost of producing them. VecInsert's is that less what
+//! multi_insert saves per row, plus its setup (`cost::insert`).
+
+use crate::pgutil::{int_values, list_ints, list_ptrs, SyncPtr};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use vexec_core::plan_data::InsertPlanData;
+use vexec_core::report::{Alternative, Verdict};
+
+use super::cost;
+use super::report;
+use crate::settings::{self, Mode};
+
+static PATH_METHODS: SyncPtr<pg_sys::CustomPathMethods> = SyncPtr(pg_sys::CustomPathMethods {
+    CustomName: crate::nodes::INSERT.as_ptr(),
+    PlanCustomPath: Some(plan_custom_path),
+    ReparameterizeCustomPathByChild: None,
+});
+
+/// create_upper_paths_hook's part for VecInsert (see `plan::hooks`).
+pub(crate) unsafe fn create_upper_paths(
+    root: *mut pg_sys::PlannerInfo,
+    stage: pg_sys::UpperRelationKind::Type,
+    output_rel: *mut pg_sys::RelOptInfo,
+) {
+    // SAFETY: called from create_upper_paths_hook (plan/hooks.rs) on the backend's main thread with
+    // the planner's live root and rels.
+    unsafe {
+        let mode = settings::MODE.get();
+        if mode != Mode::Off
+            && stage == pg_sys::UpperRelationKind::UPPERREL_FINAL
+            && (*(*root).parse).commandType == pg_sys::CmdType::CMD_INSERT
+        {
+            consider(root, output_rel, mode);
+        }
+    }
+}
+
+fn alternative(target: &str, verdict: Verdict, row: Option<f64>, vector: Option<f64>) -> Alternative {
+    Alternative {
+        node: "VecInsert".into(),
+        target: target.into(),
+        verdict,
+        row_cost: row,
+        vector_cost: vector,
+        details: vec![],
+    }
+}
+
+/// Whether `node` (a query or expression) calls a volatile function other
+/// than nextval.
+unsafe fn volatile(node: *mut pg_sys::Node) -> bool {
+    // SAFETY: node is a live query or expression tree (caller's contract).
+    unsafe { !node.is_null() && pg_sys::contain_volatile_functions_not_nextval(node) }
+}
+
+/// Why VecInsert cannot write the rows of `mtp`, if it cannot.
+unsafe fn refusal(root: *mut pg_sys::PlannerInfo, mtp: *mut pg_sys::ModifyTablePath) -> Option<String> {
+    // SAFETY: root and mtp are the planner's live data (caller's contract); the result relation
+    // is locked by the parser and opened here without a lock of our own.
+    unsafe {
+        if !settings::ENABLE_INSERT.get() {
+            return Some("vexec.enable_insert is off".into());
+        }
+        if !(*mtp).returningLists.is_null() {
+            return Some("RETURNING needs the rows one at a time".into());
+        }
+        if !(*mtp).onconflict.is_null() {
+            return Some("ON CONFLICT needs the rows one at a time".into());
+        }
+        if !(*mtp).withCheckOptionLists.is_null() {
+            return Some("WITH CHECK options (row level security, CHECK OPTION views) are not built".into());
+        }
+        let rtis = int_values((*mtp).resultRelations);
+        let [rti] = rtis[..] else {
+            return Some("more than one result relation".into());
+        };
+        let rte = *(*root).simple_rte_array.add(rti as usize);
+        match (*rte).relkind as u8 {
+            pg_sys::RELKIND_RELATION => {}
+            pg_sys::RELKIND_PARTITIONED_TABLE => {
+                return Some("routing rows to partitions is not built".into());
+            }
+            pg_sys::RELKIND_FOREIGN_TABLE => return Some("the target is a foreign table".into()),
+            _ => return Some("the target is not a table".into()),
+        }
+        // The child's row must be the new row, column for column.
+        let tlist: Vec<*mut pg_sys::TargetEntry> = list_ptrs((*root).processed_tlist).collect();
+        if tlist.iter().any(|&te| (*te).resjunk) {
+            return Some("the new rows carry extra columns".into());
+        }
+        let rel = pg_sys::relation_open((*rte).relid, pg_sys::NoLock as i32);
+        let why = (|| {
+            if tlist.len() != (*(*rel).rd_att).natts as usize {
+                return Some("the new rows do not have the table's columns".into());
+            }
+            let td = (*rel).trigdesc;
+            if !td.is_null() {
+                if (*td).trig_insert_before_row
+                    || (*td).trig_insert_after_row
+                    || (*td).trig_insert_instead_row
+                {
+                    return Some(
+                        "the table has row-level INSERT triggers (foreign keys and deferrable constraints use them)"
+                            .into(),
+                    );
+                }
+                if (*td).trig_insert_new_table {
+                    return Some("a statement trigger reads the inserted rows as a transition table".into());
+                }
+            }
+            if (*(*rel).rd_tableam).multi_insert.is_none() {
+                return Some("the table's access method has no multi_insert".into());
+            }
+            None
+        })();
+        pg_sys::relation_close(rel, pg_sys::NoLock as i32);
+        if why.is_some() {
+            return why;
+        }
+        let glob = (*root).glob;
+        let sub_volatile = list_ptrs::<pg_sys::PlannerInfo>((*glob).subroots)
+            .any(|sub| !sub.is_null() && volatile((*sub).parse.cast()));
+        if volatile((*root).parse.cast()) || sub_volatile {
+            return Some(
+                "a volatile function (other than nextval) could read the table while it is written".into(),
+            );
+        }
+        None
+    }
+}
+
+unsafe fn consider(root: *mut pg_sys::PlannerInfo, output_rel: *mut pg_sys::RelOptInfo, mode: Mode) {
+    // SAFETY: the planner's live data at UPPERREL_FINAL (caller's contract); paths are made in the
+    // planner's context.
+    unsafe {
+        let paths: Vec<*mut pg_sys::ModifyTablePath> = list_ptrs::<pg_sys::Path>((*output_rel).pathlist)
+            .filter(|&p| {
+                (*p).type_ == pg_sys::NodeTag::T_ModifyTablePath
+                    && (*(p as *mut pg_sys::ModifyTablePath)).operation == pg_sys::CmdType::CMD_INSERT
+            })
+            .map(|p| p as *mut pg_sys::ModifyTablePath)
+            .collect();
+        let Some(&first) = paths.first() else { return };
+        let rti = int_values((*first).resultRelations).first().copied().unwrap_or(0);
+        let target = if rti > 0 {
+            let rte = *(*root).simple_rte_array.add(rti as usize);
+            let name = pg_sys::get_rel_name((*rte).relid);
+            let name =
+                if name.is_null() { "?".into() } else { std::ffi::CStr::from_ptr(name).to_string_lossy() };
+            format!("into {name}")
+        } else {
+            "INSERT".into()
+        };
+        if let Some(why) = refusal(root, first) {
+            report::record(alternative(&target, Verdict::NotPossible(why), None, None));
+            return;
+        }
+        let mut built = Vec::new();
+        for mtp in paths {
+            let sub = (*mtp).subpath;
+            let c = cost::insert(&*sub);
+            let id = report::next_id();
+            let data = InsertPlanData { report_id: id as i32, sets_tag: (*mtp).canSetTag };
+            let cp = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+            let p = &mut (*cp).path;
+            p.type_ = pg_sys::NodeTag::T_CustomPath;
+            p.pathtype = pg_sys::NodeTag::T_CustomScan;
+            p.parent = (*sub).parent;
+            p.pathtarget = (*sub).pathtarget;
+            p.rows = (*sub).rows;
+            p.disabled_nodes = (*sub).disabled_nodes;
+            p.startup_cost = c.startup;
+            p.total_cost = c.total;
+            (*cp).custom_paths = pg_sys::lappend(std::ptr::null_mut(), sub.cast());
+            // The plan's data, then the result relation, which the plan
+            // keeps as its scan relation (plan_custom_path).
+            let mut private = data.encode();
+            private.push(rti);
+            (*cp).custom_private = crate::pgutil::int_list(&private);
+            (*cp).methods = &PATH_METHODS.0;
+
+            // The same ModifyTable, over VecInsert.
+            let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::ModifyTablePath>())
+                as *mut pg_sys::ModifyTablePath;
+            std::ptr::copy_nonoverlapping(mtp, copy, 1);
+            (*copy).subpath = cp.cast();
+            (*copy).path.startup_cost = c.startup;
+            (*copy).path.total_cost = c.total;
+            let row_cost = (*mtp).path.total_cost;
+            let alt = alternative(&target, Verdict::Chosen, Some(row_cost), Some(c.total));
+            built.push((mtp, copy, alt, id));
+        }
+        match mode {
+            Mode::Off => {}
+            Mode::Explain => {
+                for (_, _, mut alt, _) in built {
+                    alt.verdict = Verdict::NotChosen("explain mode".into());
+                    report::record(alt);
+                }
+            }
+            Mode::Auto | Mode::Force => {
+                for (row, ours, alt, id) in built {
+                    if mode == Mode::Force {
+                        (*row).path.disabled_nodes += 1;
+                    }
+                    pg_sys::add_path(output_rel, ours.cast());
+                    report::record_candidate(alt, id, "another path was cheaper");
+                }
+            }
+        }
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn plan_custom_path(
+    _root: *mut pg_sys::PlannerInfo,
+    _rel: *mut pg_sys::RelOptInfo,
+    best_path: *mut pg_sys::CustomPath,
+    tlist: *mut pg_sys::List,
+    _clauses: *mut pg_sys::List,
+    custom_plans: *mut pg_sys::List,
+) -> *mut pg_sys::Plan {
+    // SAFETY: called by create_plan with our CustomPath and its child's plan.
+    unsafe {
+        if let Some(id) = list_ptrs::<pg_sys::Integer>((*best_path).custom_private).next() {
+            report::mark_chosen((*id).ival as u32);
+        }
+        let child = list_ptrs::<pg_sys::Plan>(custom_plans).next().expect("VecInsert has a child plan");
+        // The scan tuple is the child's row (the new row, column by column).
+        let mut scan_tlist: *mut pg_sys::List = std::ptr::null_mut();
+        for (i, te) in list_ptrs::<pg_sys::TargetEntry>((*child).targetlist).enumerate() {
+            let expr = pg_sys::copyObjectImpl((*te).expr.cast()) as *mut pg_sys::Expr;
+            let nte = pg_sys::makeTargetEntry(expr, (i + 1) as i16, std::ptr::null_mut(), (*te).resjunk);
+            scan_tlist = pg_sys::lappend(scan_tlist, nte.cast());
+        }
+        let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
+        (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
+        (*cscan).scan.plan.targetlist = tlist;
+        (*cscan).custom_scan_tlist = scan_tlist;
+        (*cscan).custom_plans = custom_plans;
+        // The result relation is the scan relation: set_plan_refs renumbers
+        // it when it flattens the range tables (a WITH's INSERT is planned
+        // on its own), and EXPLAIN names it. The scan tuple stays the
+        // child's row (custom_scan_tlist).
+        let mut private = list_ints((*best_path).custom_private);
+        let rti = private.pop().expect("VecInsert's path names its result relation");
+        (*cscan).custom_private = crate::pgutil::int_list(&private);
+        (*cscan).scan.scanrelid = rti as pg_sys::Index;
+        (*cscan).flags = (*best_path).flags;
+        (*cscan).methods = crate::exec::insert::scan_methods();
+        cscan as *mut pg_sys::Plan
+    }
+}
