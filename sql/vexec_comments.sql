@@ -13,3 +13,9 @@ COMMENT ON FUNCTION vexec.arrow_ipc(text, integer) IS
 
 COMMENT ON FUNCTION vexec.arrow_ipc_stream(text, integer) IS
   'the result of a query as the pieces of an Arrow IPC stream, in order (schema, one per batch_rows rows, end marker), fetched batch by batch: no size limit; docs/arrow.md';
+
+COMMENT ON FUNCTION vexec.arrow_insert(regclass, bytea) IS
+  'insert the rows of an Arrow IPC stream into a table (fields name the columns), through an ordinary INSERT as the current role; returns the number of rows; docs/arrow.md';
+
+COMMENT ON FUNCTION vexec.ingest_rows(bigint) IS
+  'the rows of the Arrow batches vexec''s ingest registered under a handle, for the INSERT vexec.arrow_insert runs (not for direct use)';

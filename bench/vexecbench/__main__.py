@@ -1,4 +1,4 @@
-"""vexecbench: python -m vexecbench {run,report,compare,demo} ...
+"""vexecbench: python -m vexecbench {run,report,compare,demo,egress,insert} ...
 
   run      load the data sets (once) and run ClickBench, TPC-H (and TPC-DS,
            the scan and agg tables, TPC-H on a Citus cluster on request) in
@@ -8,6 +8,8 @@
   demo     off vs auto side by side for a handful of queries (make run)
   egress   TPC-H's lineitem into a client: Arrow (vexec.arrow_ipc_stream, pyarrow)
            vs COPY binary (psycopg); writes results/<sha>-<time>-egress.csv
+  insert   INSERT INTO copy SELECT * FROM lineitem / hits, by vexec.mode (VecInsert
+           against ModifyTable); writes results/<sha>-<time>-insert.csv
 """
 
 import argparse
@@ -16,7 +18,7 @@ import signal
 import sys
 import time
 
-from . import citus, datasets, egress, report, runner, tpcds, tpch
+from . import citus, datasets, egress, insert, report, runner, tpcds, tpch
 from .cluster import Cluster
 from .datasets import Dataset
 
@@ -217,13 +219,26 @@ def cmd_egress(args) -> int:
     return 0
 
 
+def cmd_insert(args) -> int:
+    os.makedirs(args.results, exist_ok=True)
+    cl = cluster_from(args)
+    cl.start(preload=True)
+    try:
+        out_csv = os.path.join(args.results, f"{args.sha}-{time.strftime('%Y%m%dT%H%M%S')}-insert.csv")
+        insert.run(cl, args.state, args.sf, args.hits_rows, args.seed, args.sessions, parse_list(args.cases),
+                   parse_list(args.modes), out_csv, args.sha)
+    finally:
+        cl.stop()
+    return 0
+
+
 def main(argv=None) -> int:
     # A terminated run still stops the cluster it started (finally blocks).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     p = argparse.ArgumentParser(prog="vexecbench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("run", "demo", "egress"):
+    for name in ("run", "demo", "egress", "insert"):
         s = sub.add_parser(name)
         s.add_argument("--state", required=True, help="directory for the cluster and generated data")
         s.add_argument("--bindir", default="/usr/lib/postgresql/19/bin")
@@ -263,6 +278,14 @@ def main(argv=None) -> int:
     eg.add_argument("--no-copy", dest="with_copy", action="store_false", help="leave out the COPY way")
     eg.add_argument("--sha", default="unknown")
     eg.add_argument("--results", required=True)
+    ins = sub.choices["insert"]
+    ins.add_argument("--sf", type=float, default=1.0)
+    ins.add_argument("--hits-rows", type=int, default=10_000_000)
+    ins.add_argument("--sessions", type=positive_int, default=2)
+    ins.add_argument("--cases", default="lineitem,lineitem-pk,hits", help="lineitem, lineitem-pk, hits")
+    ins.add_argument("--modes", default="off,force")
+    ins.add_argument("--sha", default="unknown")
+    ins.add_argument("--results", required=True)
     rep = sub.add_parser("report")
     rep.add_argument("csv")
     rep.add_argument("--reports", required=True)
@@ -277,6 +300,8 @@ def main(argv=None) -> int:
         return cmd_demo(args)
     if args.cmd == "egress":
         return cmd_egress(args)
+    if args.cmd == "insert":
+        return cmd_insert(args)
     if args.cmd == "report":
         print(open(report.write_report(args.csv, args.reports)).read())
         return 0

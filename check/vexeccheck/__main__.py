@@ -10,12 +10,12 @@ import signal
 import sys
 import time
 
-from . import arrow_leg, citus_leg, legs
+from . import arrow_leg, citus_leg, insert_leg, legs
 
 LEG_NAMES = ["pg18", "pg19", "diff-pgsuite", "diff-regress", "diff-tpch", "answers-tpch", "answers-clickbench",
-             "tpcds", "planner-sweep", "suite-sweep", "sqlsmith", "cancel", "citus", "arrow-types"]
+             "tpcds", "planner-sweep", "suite-sweep", "sqlsmith", "cancel", "citus", "arrow-types", "insert"]
 CLUSTER_LEGS = {"diff-tpch", "answers-tpch", "answers-clickbench", "tpcds", "planner-sweep", "sqlsmith", "cancel",
-                "arrow-types"}
+                "arrow-types", "insert"}
 
 
 def main(argv=None) -> int:
@@ -68,6 +68,8 @@ def main(argv=None) -> int:
                 res = citus_leg.leg_citus(args.state, 1.0 if full else 0.1, expected)
             elif name == "arrow-types":
                 res = arrow_leg.leg_arrow_types(cluster)
+            elif name == "insert":
+                res = insert_leg.leg_insert(cluster, args.state, full)
             elif name == "cancel":
                 res = legs.leg_cancel(cluster, args.cancel_iterations)
             else:

@@ -237,3 +237,38 @@ INSERT INTO ins_cols (id, secret) SELECT id, t FROM ins_src WHERE id <= 100;
 RESET vexec.mode;
 RESET ROLE;
 SELECT count(*), count(secret) FROM ins_cols;
+
+-- The batch sink: Arrow record batches into a table through the same
+-- INSERT (vexec.arrow_insert reads an Arrow IPC stream). A round trip of
+-- every column of ins_src, in off and force.
+CREATE TABLE ins_arrow (LIKE ins_src);
+SET vexec.mode = force;
+SELECT vexec.arrow_insert('ins_arrow', vexec.arrow_ipc('SELECT * FROM ins_src', 1000));
+SET vexec.mode = off;
+SELECT vexec.arrow_insert('ins_arrow', vexec.arrow_ipc('SELECT * FROM ins_src WHERE id <= 10'));
+SELECT count(*) AS rows,
+       (SELECT count(*) FROM (SELECT * FROM ins_src EXCEPT ALL SELECT * FROM ins_arrow) d) AS missing,
+       (SELECT count(*) FROM (SELECT * FROM ins_arrow EXCEPT ALL SELECT * FROM ins_src) d) AS extra
+FROM ins_arrow;
+-- Columns by name, the others from their defaults; PostgreSQL's
+-- assignment casts from the Arrow type's PostgreSQL type.
+CREATE TABLE ins_arrow2 (id int PRIMARY KEY, label varchar(12) NOT NULL, made date DEFAULT '2020-02-02', amount numeric(8,1));
+SELECT vexec.arrow_insert('ins_arrow2',
+  vexec.arrow_ipc($$SELECT g::bigint AS id, 'row ' || g AS label, g * 2.25 AS amount FROM generate_series(1, 5) g$$));
+SELECT * FROM ins_arrow2 ORDER BY id;
+-- Errors: each with PostgreSQL's SQLSTATE, and nothing of the stream left.
+\set VERBOSITY sqlstate
+SELECT vexec.arrow_insert('ins_arrow2', '\x0102'::bytea);
+SELECT vexec.arrow_insert('ins_arrow2', vexec.arrow_ipc($$SELECT 'x'::text AS id, 'a' AS label$$));
+SELECT vexec.arrow_insert('ins_arrow2', vexec.arrow_ipc($$SELECT 2147483648::bigint AS id, 'a' AS label$$));
+SELECT vexec.arrow_insert('ins_arrow2', vexec.arrow_ipc($$SELECT g AS id, CASE WHEN g = 3000 THEN NULL ELSE 'a' END AS label FROM generate_series(100, 4000) g$$));
+SELECT vexec.arrow_insert('ins_arrow2', vexec.arrow_ipc($$SELECT g AS id, 'a' AS label FROM generate_series(1, 4000) g$$));
+SELECT vexec.arrow_insert('ins_arrow2', vexec.arrow_ipc($$SELECT 7 AS id, 'a' AS nosuch$$));
+SELECT vexec.arrow_insert('ins_arrow2', vexec.arrow_ipc($$SELECT 7 AS id, 'too long for twelve' AS label$$));
+SELECT * FROM vexec.ingest_rows(12345) AS x(a int);
+GRANT USAGE ON SCHEMA vexec TO ins_user;
+SET ROLE ins_user;
+SELECT vexec.arrow_insert('ins_arrow2', vexec.arrow_ipc($$SELECT 7 AS id, 'a' AS label$$));
+RESET ROLE;
+\set VERBOSITY default
+SELECT count(*) FROM ins_arrow2;

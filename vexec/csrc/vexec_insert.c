@@ -185,6 +185,14 @@ vx_insert_flush(VxInsert *ins)
 
 	if (ins->nused == 0)
 		return;
+	/*
+	 * The bulk state extends the table by as many pages as it has extended
+	 * it by so far (up to 64 at a time); counted from zero for each group,
+	 * an extension is what the group needs, so the table does not end with
+	 * pages row by row would not have made (a small table would also be
+	 * estimated bigger by the planner until VACUUM).
+	 */
+	ins->bistate->already_extended_by = 0;
 	/* table_multi_insert may leak into the current context (as COPY notes) */
 	old = MemoryContextSwitchTo(GetPerTupleMemoryContext(estate));
 	table_multi_insert(ins->rel, ins->slots, ins->nused, estate->es_output_cid, 0, ins->bistate);

@@ -14,6 +14,7 @@ mod catalog;
 mod egress;
 mod exec;
 mod expr;
+mod ingest;
 mod nodes;
 mod pgutil;
 mod plan;

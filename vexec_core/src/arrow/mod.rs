@@ -4,10 +4,12 @@
 //! types included) and handed out as an Arrow IPC stream or through the
 //! Arrow C Data Interface (`stream`). The server half (`vexec/src/egress/`)
 //! receives a query's rows from the executor and hands each value here; the
-//! mapping is documented in docs/arrow.md.
+//! mapping is documented in docs/arrow.md. `ingest` is the other direction:
+//! Arrow columns into PostgreSQL types.
 
 pub mod builder;
 pub mod convert;
+pub mod ingest;
 pub mod stream;
 pub mod types;
 

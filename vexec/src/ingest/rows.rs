@@ -1,0 +1,277 @@
+//! `vexec.ingest_rows(handle)`: the rows of the Arrow batches registered
+//! under `handle` (`ingest::insert`), as PostgreSQL values of the types
+//! `source_of` gives, for the INSERT that reads them.
+
+use std::ffi::CString;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Date64Type, Decimal128Type, Decimal256Type, Float16Type, Float32Type, Float64Type, Int16Type,
+    Int32Type, Int64Type, Int8Type, Time32MillisecondType, Time32SecondType, Time64MicrosecondType,
+    Time64NanosecondType, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+};
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::{DataType, TimeUnit};
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use vexec_core::arrow::ingest::{self, Source};
+
+use super::{fail, raise};
+
+/// How one column's values become Datums.
+struct Column {
+    source: Source,
+    /// Typed and Numeric: the type's input function, I/O parameter and typmod.
+    input: Option<(pg_sys::Oid, pg_sys::Oid, i32)>,
+}
+
+/// The text of `s` in the server's encoding (validated: an invalid byte
+/// sequence or a zero byte is 22021), as a palloc'd C string and its length.
+unsafe fn server_text(s: &[u8]) -> (*const std::ffi::c_char, usize) {
+    // SAFETY: pg_any_to_server reads len bytes and returns them (validated) or a palloc'd,
+    // NUL-terminated conversion.
+    unsafe {
+        let p = s.as_ptr() as *const std::ffi::c_char;
+        let out = pg_sys::pg_any_to_server(p, s.len() as i32, pg_sys::pg_enc::PG_UTF8 as i32);
+        if std::ptr::eq(out, p) {
+            (out, s.len())
+        } else {
+            (out, std::ffi::CStr::from_ptr(out).count_bytes())
+        }
+    }
+}
+
+/// `text` read by the column's input function (numeric, or a typed column's type).
+unsafe fn input(col: &Column, text: &[u8]) -> pg_sys::Datum {
+    let c = CString::new(text).unwrap_or_else(|_| {
+        fail(PgSqlErrorCode::ERRCODE_CHARACTER_NOT_IN_REPERTOIRE, "a string value contains a zero byte")
+    });
+    let (func, ioparam, typmod) = col.input.expect("the column has its input function");
+    // SAFETY: the type's input function parses a C string.
+    unsafe { pg_sys::OidInputFunctionCall(func, c.as_ptr() as *mut _, ioparam, typmod) }
+}
+
+fn string_value(a: &ArrayRef, row: usize) -> &[u8] {
+    match a.data_type() {
+        DataType::Utf8 => a.as_string::<i32>().value(row).as_bytes(),
+        DataType::LargeUtf8 => a.as_string::<i64>().value(row).as_bytes(),
+        DataType::Utf8View => a.as_string_view().value(row).as_bytes(),
+        DataType::Binary => a.as_binary::<i32>().value(row),
+        DataType::LargeBinary => a.as_binary::<i64>().value(row),
+        DataType::BinaryView => a.as_binary_view().value(row),
+        DataType::FixedSizeBinary(_) => a.as_fixed_size_binary().value(row),
+        other => unreachable!("not a string or binary type: {other}"),
+    }
+}
+
+fn check<T>(r: Result<T, ingest::IngestError>) -> T {
+    r.unwrap_or_else(|e| raise(&e))
+}
+
+/// Row `row` of `a` as a Datum of `col`'s type (not NULL).
+unsafe fn datum(col: &Column, a: &ArrayRef, row: usize) -> pg_sys::Datum {
+    // SAFETY: a's values are read at a row below its length (caller); the Datums are made in the
+    // current (per-batch) memory context.
+    unsafe {
+        match (&col.source, a.data_type()) {
+            (Source::Bool, _) => pg_sys::Datum::from(a.as_boolean().value(row)),
+            (_, DataType::Int8) => pg_sys::Datum::from(a.as_primitive::<Int8Type>().value(row) as i16),
+            (_, DataType::Int16) => pg_sys::Datum::from(a.as_primitive::<Int16Type>().value(row)),
+            (_, DataType::UInt8) => pg_sys::Datum::from(a.as_primitive::<UInt8Type>().value(row) as i16),
+            (_, DataType::Int32) => pg_sys::Datum::from(a.as_primitive::<Int32Type>().value(row)),
+            (_, DataType::UInt16) => pg_sys::Datum::from(a.as_primitive::<UInt16Type>().value(row) as i32),
+            (_, DataType::Int64) => pg_sys::Datum::from(a.as_primitive::<Int64Type>().value(row)),
+            (_, DataType::UInt32) => pg_sys::Datum::from(a.as_primitive::<UInt32Type>().value(row) as i64),
+            (_, DataType::UInt64) => {
+                input(col, a.as_primitive::<UInt64Type>().value(row).to_string().as_bytes())
+            }
+            (_, DataType::Float16) => {
+                f32::from(a.as_primitive::<Float16Type>().value(row)).into_datum().expect("a float")
+            }
+            (_, DataType::Float32) => {
+                a.as_primitive::<Float32Type>().value(row).into_datum().expect("a float")
+            }
+            (_, DataType::Float64) => {
+                a.as_primitive::<Float64Type>().value(row).into_datum().expect("a float")
+            }
+            (_, DataType::Decimal128(_, s)) => input(
+                col,
+                ingest::decimal_text(&a.as_primitive::<Decimal128Type>().value(row).to_string(), *s)
+                    .as_bytes(),
+            ),
+            (_, DataType::Decimal256(_, s)) => input(
+                col,
+                ingest::decimal_text(&a.as_primitive::<Decimal256Type>().value(row).to_string(), *s)
+                    .as_bytes(),
+            ),
+            (Source::Text, _) => {
+                let (p, len) = server_text(string_value(a, row));
+                pg_sys::Datum::from(pg_sys::cstring_to_text_with_len(p, len as i32))
+            }
+            (Source::Typed(_), _) => {
+                let (p, len) = server_text(string_value(a, row));
+                input(col, std::slice::from_raw_parts(p as *const u8, len))
+            }
+            (Source::Bytea, _) => string_value(a, row).into_datum().expect("bytea"),
+            (Source::Uuid, _) => {
+                let b: [u8; 16] = string_value(a, row).try_into().expect("uuid is 16 bytes");
+                pgrx::datum::Uuid::from_bytes(b).into_datum().expect("uuid")
+            }
+            (Source::Date, DataType::Date32) => pg_sys::Datum::from(check(ingest::date_of_days(
+                a.as_primitive::<Date32Type>().value(row) as i64,
+            ))),
+            (Source::Date, DataType::Date64) => {
+                pg_sys::Datum::from(check(ingest::date_of_millis(a.as_primitive::<Date64Type>().value(row))))
+            }
+            (Source::Timestamp | Source::TimestampTz, DataType::Timestamp(unit, _)) => {
+                let v = match unit {
+                    TimeUnit::Second => a.as_primitive::<TimestampSecondType>().value(row),
+                    TimeUnit::Millisecond => a.as_primitive::<TimestampMillisecondType>().value(row),
+                    TimeUnit::Microsecond => a.as_primitive::<TimestampMicrosecondType>().value(row),
+                    TimeUnit::Nanosecond => a.as_primitive::<TimestampNanosecondType>().value(row),
+                };
+                pg_sys::Datum::from(check(ingest::timestamp_of(v, *unit)))
+            }
+            (Source::Time, DataType::Time32(unit)) => {
+                let v = match unit {
+                    TimeUnit::Second => a.as_primitive::<Time32SecondType>().value(row),
+                    _ => a.as_primitive::<Time32MillisecondType>().value(row),
+                };
+                pg_sys::Datum::from(check(ingest::time_of(v as i64, *unit)))
+            }
+            (Source::Time, DataType::Time64(unit)) => {
+                let v = match unit {
+                    TimeUnit::Microsecond => a.as_primitive::<Time64MicrosecondType>().value(row),
+                    _ => a.as_primitive::<Time64NanosecondType>().value(row),
+                };
+                pg_sys::Datum::from(check(ingest::time_of(v, *unit)))
+            }
+            (s, t) => error!("vexec internal error: Arrow {t} read as {}", s.sql_name()),
+        }
+    }
+}
+
+/// The type OID, typmod and (for a typed column) input function of each
+/// source, checked against the call's column definition list.
+unsafe fn columns(sources: &[Source], desc: pg_sys::TupleDesc) -> Vec<Column> {
+    // SAFETY: desc is the call's expected tuple descriptor; the type names are parsed by
+    // PostgreSQL.
+    unsafe {
+        if (*desc).natts as usize != sources.len() {
+            ereport!(
+                ERROR,
+                PgSqlErrorCode::ERRCODE_DATATYPE_MISMATCH,
+                format!(
+                    "the column definition list has {} columns, the Arrow batches {}",
+                    (*desc).natts,
+                    sources.len()
+                )
+            );
+        }
+        sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let name = CString::new(s.sql_name()).unwrap_or_else(|_| {
+                    fail(PgSqlErrorCode::ERRCODE_INVALID_NAME, "a pg.type name contains a zero byte")
+                });
+                let (mut typid, mut typmod) = (pg_sys::InvalidOid, -1i32);
+                pg_sys::parseTypeString(name.as_ptr(), &mut typid, &mut typmod, std::ptr::null_mut());
+                if pg_sys::SPI_gettypeid(desc, i as i32 + 1) != typid {
+                    ereport!(
+                        ERROR,
+                        PgSqlErrorCode::ERRCODE_DATATYPE_MISMATCH,
+                        format!(
+                            "column {} of the column definition list is not of type {}",
+                            i + 1,
+                            s.sql_name()
+                        )
+                    );
+                }
+                let input = matches!(s, Source::Typed(_) | Source::Numeric).then(|| {
+                    let (mut func, mut ioparam) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
+                    pg_sys::getTypeInputInfo(typid, &mut func, &mut ioparam);
+                    (func, ioparam, typmod)
+                });
+                Column { source: s.clone(), input }
+            })
+            .collect()
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn pg_finfo_vexec_ingest_rows() -> &'static pg_sys::Pg_finfo_record {
+    const V1: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1
+}
+
+/// `vexec.ingest_rows(handle bigint) RETURNS SETOF record`, materialized.
+#[no_mangle]
+#[pg_guard]
+pub unsafe extern "C-unwind" fn vexec_ingest_rows(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    // SAFETY: called by fmgr with this function's fcinfo; the tuplestore and descriptor are set up
+    // by InitMaterializedSRF, which checks the call context.
+    unsafe {
+        let arg = (*fcinfo).args.as_slice(1)[0];
+        if arg.isnull {
+            ereport!(
+                ERROR,
+                PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
+                "vexec.ingest_rows: handle is NULL"
+            );
+        }
+        let handle = arg.value.value() as i64;
+        let Some(batches) = super::take(handle) else {
+            ereport!(
+                ERROR,
+                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+                format!("no Arrow batches wait under handle {handle}"),
+                "vexec.ingest_rows reads the batches vexec's ingest registered for the statement running it"
+            );
+        };
+        pg_sys::InitMaterializedSRF(fcinfo, pg_sys::MAT_SRF_USE_EXPECTED_DESC as u32);
+        let rsinfo = (*fcinfo).resultinfo as *mut pg_sys::ReturnSetInfo;
+        let desc = (*rsinfo).setDesc;
+        let store = (*rsinfo).setResult;
+        let sources: Vec<Source> = batches
+            .schema
+            .fields()
+            .iter()
+            .map(|f| ingest::source_of(f).unwrap_or_else(|e| raise(&e)))
+            .collect();
+        let cols = columns(&sources, desc);
+        let per_batch = crate::exec::input::rows_context(pg_sys::CurrentMemoryContext, c"vexec ingest batch");
+        let n = cols.len();
+        let mut values = vec![pg_sys::Datum::from(0usize); n];
+        let mut nulls = vec![false; n];
+        for batch in batches.batches {
+            pg_sys::check_for_interrupts!();
+            let batch = batch.unwrap_or_else(|e| {
+                fail(PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION, format!("Arrow batch: {e}"))
+            });
+            if batch.schema().fields() != batches.schema.fields() {
+                ereport!(
+                    ERROR,
+                    PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
+                    "an Arrow batch's schema differs from its stream's"
+                );
+            }
+            let old = pg_sys::MemoryContextSwitchTo(per_batch);
+            for row in 0..batch.num_rows() {
+                for (c, col) in cols.iter().enumerate() {
+                    let a = batch.column(c);
+                    nulls[c] = a.is_null(row);
+                    if !nulls[c] {
+                        values[c] = datum(col, a, row);
+                    }
+                }
+                pg_sys::tuplestore_putvalues(store, desc, values.as_mut_ptr(), nulls.as_mut_ptr());
+            }
+            pg_sys::MemoryContextSwitchTo(old);
+            pg_sys::MemoryContextReset(per_batch);
+        }
+        pg_sys::MemoryContextDelete(per_batch);
+        pg_sys::Datum::from(0usize)
+    }
+}
