@@ -42,6 +42,7 @@ def _corpus(cluster: Cluster, r: LegResult, ds: Dataset, queries: list[tuple[str
     with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as conn:
         conn.execute("SET statement_timeout = '300s'")
         for name, q in queries:
+            q = q.strip().rstrip(";").strip()
             try:
                 conn.execute("SET vexec.mode = off")
                 cur = conn.execute(f"SELECT * FROM ({q}) x LIMIT 0")
@@ -118,8 +119,8 @@ def _wal(cluster: Cluster, r: LegResult, db: str) -> None:
         start = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
         conn.execute("SET vexec.mode = force")
         conn.execute("INSERT INTO leg_insert_wal SELECT g, repeat('x', g % 300) FROM generate_series(1, 100000) g")
-        conn.execute("SELECT pg_switch_wal()")
         end = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]
+        conn.execute("SELECT pg_switch_wal()")  # the records are on disk
         conn.execute("DROP TABLE leg_insert_wal")
     p = subprocess.run([os.path.join(cluster.bindir, "pg_waldump"), "--path", os.path.join(cluster.datadir, "pg_wal"),
                         "--start", str(start), "--end", str(end), "--stats=record"],
