@@ -58,7 +58,27 @@ struct VxInsert
 	List	   *virtual_notnull;	/* NOT NULL virtual generated columns */
 	uint64		inserted;
 	uint64		groups;
+	bool		checked;		/* vx_insert_check ran */
 };
+
+/*
+ * The planner refused these (plan/insert.rs), and a plan made before one
+ * appeared is invalidated with the relation; a plan that still meets one is
+ * a bug, never rows written past a trigger or a policy. Checked at the
+ * first rows: ModifyTable sets up WITH CHECK options after its child.
+ */
+static void
+vx_insert_check(VxInsert *ins)
+{
+	TriggerDesc *td = ins->rri->ri_TrigDesc;
+
+	if ((td && (td->trig_insert_before_row || td->trig_insert_after_row ||
+				td->trig_insert_instead_row || td->trig_insert_new_table)) ||
+		ins->rri->ri_WithCheckOptions != NIL || ins->rri->ri_FdwRoutine != NULL)
+		elog(ERROR, "vexec internal error: VecInsert planned for \"%s\", which needs rows one at a time",
+			 RelationGetRelationName(ins->rel));
+	ins->checked = true;
+}
 
 VxInsert *
 vx_insert_begin(EState *estate, Index rti, bool count, int ncols)
@@ -222,12 +242,34 @@ vx_insert_flush(VxInsert *ins)
 	ins->nused = 0;
 }
 
+/* Row `r` of a batch column, as a Datum (the inverse of vx_store). */
+static inline Datum
+vx_load(const VxColumn *col, int r)
+{
+	switch (col->kind)
+	{
+		case VX_KIND_U8:
+			return BoolGetDatum(((const uint8 *) col->values)[r] != 0);
+		case VX_KIND_I16:
+		case VX_KIND_CHAR:
+			return Int16GetDatum(((const int16 *) col->values)[r]);
+		case VX_KIND_W4:
+			return Int32GetDatum(((const int32 *) col->values)[r]);
+		case VX_KIND_W8:
+			return Int64GetDatum(((const int64 *) col->values)[r]);
+		default:
+			return ((const Datum *) col->values)[r];
+	}
+}
+
 void
-vx_insert_rows(VxInsert *ins, int ncols, const VxInput *cols, int nrows)
+vx_insert_rows(VxInsert *ins, int ncols, const VxColumn *cols, int nrows, const uint16 *rows)
 {
 	EState	   *estate = ins->estate;
 	Oid			relid = RelationGetRelid(ins->rel);
 
+	if (!ins->checked)
+		vx_insert_check(ins);
 	for (int r = 0; r < nrows; r++)
 	{
 		TupleTableSlot *slot;
@@ -241,9 +283,10 @@ vx_insert_rows(VxInsert *ins, int ncols, const VxInput *cols, int nrows)
 		for (int c = 0; c < ncols; c++)
 		{
 			int			a = cols[c].attnum - 1;
+			int			i = rows[r];
 
-			slot->tts_values[a] = cols[c].values[r];
-			slot->tts_isnull[a] = !(cols[c].validity[r >> 3] & (1 << (r & 7)));
+			slot->tts_isnull[a] = !(cols[c].validity[i >> 3] & (1 << (i & 7)));
+			slot->tts_values[a] = slot->tts_isnull[a] ? (Datum) 0 : vx_load(&cols[c], i);
 		}
 		ExecStoreVirtualTuple(slot);
 		/* the values live in the caller's batch: the slot takes its own copy */

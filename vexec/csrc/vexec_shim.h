@@ -120,7 +120,7 @@ extern void vx_prepare_sort_support(SortSupport ssup, Oid sortop, Oid collation,
 typedef struct VxInsert VxInsert;
 
 extern VxInsert *vx_insert_begin(EState *estate, Index rti, bool count, int ncols);
-extern void vx_insert_rows(VxInsert *ins, int ncols, const VxInput *cols, int nrows);
+extern void vx_insert_rows(VxInsert *ins, int ncols, const VxColumn *cols, int nrows, const uint16 *rows);
 extern void vx_insert_finish(VxInsert *ins);
 extern void vx_insert_stats(VxInsert *ins, uint64 *rows, uint64 *groups);
 

@@ -170,7 +170,13 @@ unsafe extern "C-unwind" {
         count: bool,
         ncols: c_int,
     ) -> *mut VxInsert;
-    pub fn vx_insert_rows(ins: *mut VxInsert, ncols: c_int, cols: *const VxInput, nrows: c_int);
+    pub fn vx_insert_rows(
+        ins: *mut VxInsert,
+        ncols: c_int,
+        cols: *const VxColumn,
+        nrows: c_int,
+        rows: *const u16,
+    );
     pub fn vx_insert_finish(ins: *mut VxInsert);
     pub fn vx_insert_stats(ins: *mut VxInsert, rows: *mut u64, groups: *mut u64);
 

@@ -18,10 +18,10 @@ use std::ptr;
 use crate::exec::input::{rows_context, ChildInput};
 use crate::exec::node::{self, NodeMethods, VecNode};
 use crate::pgutil::{list_ints, list_ptrs, SyncPtr};
-use crate::shim::{self, VxInput, VxInsert};
+use crate::shim::{self, VxColumn, VxInsert};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::batch::{Column, RowIdx};
+use vexec_core::batch::{Column, RowIdx, Values};
 use vexec_core::plan_data::InsertPlanData;
 
 use crate::nodes::INSERT as NAME;
@@ -30,9 +30,6 @@ pub struct InsertState {
     src: ChildInput,
     writer: *mut VxInsert,
     per_batch: pg_sys::MemoryContext,
-    /// One batch's rows as Datums, per column, and their validity bits.
-    values: Vec<Vec<usize>>,
-    validity: Vec<Vec<u8>>,
     batches: u64,
     done: bool,
 }
@@ -50,33 +47,42 @@ pub fn methods() -> (&'static SyncPtr<pg_sys::CustomScanMethods>, &'static NodeM
 }
 
 impl InsertState {
-    /// Hand the batch's live rows to the writer.
-    unsafe fn write(&mut self, columns: &[Column], rows: &[RowIdx]) {
-        let n = rows.len();
-        let mut inputs = Vec::with_capacity(columns.len());
-        for (c, col) in columns.iter().enumerate() {
-            let values = &mut self.values[c];
-            let validity = &mut self.validity[c];
-            values.clear();
-            validity.clear();
-            validity.resize(n.div_ceil(8), 0);
-            for (i, &r) in rows.iter().enumerate() {
-                let r = r as usize;
-                values.push(col.values.datum(r));
-                if col.is_valid(r) {
-                    validity[i >> 3] |= 1 << (i & 7);
+    /// Hand the batch's live rows to the writer, which reads the columns in
+    /// place.
+    unsafe fn write(&mut self, columns: &mut [Column], rows: &[RowIdx]) {
+        let cols: Vec<VxColumn> = columns
+            .iter_mut()
+            .enumerate()
+            .map(|(c, col)| {
+                let kind = match col.values {
+                    Values::Bool(_) => shim::KIND_U8,
+                    Values::I16(_) => shim::KIND_I16,
+                    Values::I32(_) | Values::F32(_) => shim::KIND_W4,
+                    Values::I64(_) | Values::F64(_) => shim::KIND_W8,
+                    Values::Datum(_) => shim::KIND_DATUM,
+                    Values::I128(_) => {
+                        error!("vexec internal error: VecInsert got a column of 128-bit integers")
+                    }
+                };
+                VxColumn {
+                    attnum: c as i32 + 1,
+                    kind,
+                    values: col.values.as_mut_ptr(),
+                    validity: col.validity.as_bytes().as_ptr() as *mut u8,
                 }
-            }
-            inputs.push(VxInput {
-                attnum: c as i32 + 1,
-                values: values.as_ptr(),
-                validity: validity.as_ptr(),
-            });
-        }
-        // SAFETY: the writer is this node's; the inputs hold n values each and
-        // point into this batch, which stays valid during the call (the writer
-        // copies each row into its slot).
-        unsafe { shim::vx_insert_rows(self.writer, inputs.len() as i32, inputs.as_ptr(), n as i32) };
+            })
+            .collect();
+        // SAFETY: the writer is this node's; each column holds a value and a validity bit for every
+        // row index in `rows`, valid during the call (the writer copies each row into its slot).
+        unsafe {
+            shim::vx_insert_rows(
+                self.writer,
+                cols.len() as i32,
+                cols.as_ptr(),
+                rows.len() as i32,
+                rows.as_ptr(),
+            )
+        };
     }
 }
 
@@ -114,8 +120,6 @@ impl VecNode for InsertState {
                 src,
                 writer,
                 per_batch: rows_context((*estate).es_query_cxt, c"VecInsert batch"),
-                values: vec![Vec::new(); ncols],
-                validity: vec![Vec::new(); ncols],
                 batches: 0,
                 done: false,
             })
@@ -128,10 +132,10 @@ impl VecNode for InsertState {
             if self.done || self.writer.is_null() {
                 return ptr::null_mut();
             }
-            while let Some((columns, rows)) = self.src.next(self.per_batch) {
+            while let Some((mut columns, rows)) = self.src.next(self.per_batch) {
                 pg_sys::check_for_interrupts!();
                 self.batches += 1;
-                self.write(&columns, &rows);
+                self.write(&mut columns, &rows);
                 drop(columns);
                 pg_sys::MemoryContextReset(self.per_batch);
             }
