@@ -254,6 +254,50 @@ vx_insert_flush(VxInsert *ins)
 	ins->nused = 0;
 }
 
+/* The next free slot of the group, after writing a full group. */
+static TupleTableSlot *
+vx_insert_next_slot(VxInsert *ins)
+{
+	TupleTableSlot *slot;
+
+	if (ins->nused == VX_INSERT_GROUP)
+		vx_insert_flush(ins);
+	if (ins->nused == ins->nmade)
+		ins->slots[ins->nmade++] = table_slot_create(ins->rel, &ins->estate->es_tupleTable);
+	slot = ins->slots[ins->nused];
+	ExecClearTuple(slot);
+	return slot;
+}
+
+/*
+ * The slot holds the next row (its own copy): what ExecInsert does before
+ * writing, then the row joins the group.
+ */
+static void
+vx_insert_slot_ready(VxInsert *ins, TupleTableSlot *slot)
+{
+	EState	   *estate = ins->estate;
+
+	slot->tts_tableOid = RelationGetRelid(ins->rel);
+	ResetPerTupleExprContext(estate);
+	if (ins->generated)
+		ExecComputeStoredGenerated(ins->rri, estate, slot, CMD_INSERT);
+	if ((ins->constraints || ins->partition) && !vx_row_passes(ins, slot))
+	{
+		/*
+		 * The rows before it first (the group is slots[0..nused), this
+		 * row is the slot after), then PostgreSQL's error for this one.
+		 */
+		vx_insert_flush(ins);
+		if (ins->constraints)
+			ExecConstraints(ins->rri, slot, estate);
+		if (ins->partition)
+			ExecPartitionCheck(ins->rri, slot, estate, true);
+		elog(ERROR, "vexec internal error: a row VecInsert found to break a constraint passed");
+	}
+	ins->nused++;
+}
+
 /* Row `r` of a batch column, as a Datum (the inverse of vx_store). */
 static inline Datum
 vx_load(const VxColumn *col, int r)
@@ -277,21 +321,12 @@ vx_load(const VxColumn *col, int r)
 void
 vx_insert_rows(VxInsert *ins, int ncols, const VxColumn *cols, int nrows, const uint16 *rows)
 {
-	EState	   *estate = ins->estate;
-	Oid			relid = RelationGetRelid(ins->rel);
-
 	if (!ins->checked)
 		vx_insert_check(ins);
 	for (int r = 0; r < nrows; r++)
 	{
-		TupleTableSlot *slot;
+		TupleTableSlot *slot = vx_insert_next_slot(ins);
 
-		if (ins->nused == VX_INSERT_GROUP)
-			vx_insert_flush(ins);
-		if (ins->nused == ins->nmade)
-			ins->slots[ins->nmade++] = table_slot_create(ins->rel, &estate->es_tupleTable);
-		slot = ins->slots[ins->nused];
-		ExecClearTuple(slot);
 		for (int c = 0; c < ncols; c++)
 		{
 			int			a = cols[c].attnum - 1;
@@ -303,25 +338,37 @@ vx_insert_rows(VxInsert *ins, int ncols, const VxColumn *cols, int nrows, const 
 		ExecStoreVirtualTuple(slot);
 		/* the values live in the caller's batch: the slot takes its own copy */
 		ExecMaterializeSlot(slot);
-		slot->tts_tableOid = relid;
-		ResetPerTupleExprContext(estate);
-		if (ins->generated)
-			ExecComputeStoredGenerated(ins->rri, estate, slot, CMD_INSERT);
-		if ((ins->constraints || ins->partition) && !vx_row_passes(ins, slot))
-		{
-			/*
-			 * The rows before it first (the group is slots[0..nused), this
-			 * row is the slot after), then PostgreSQL's error for this one.
-			 */
-			vx_insert_flush(ins);
-			if (ins->constraints)
-				ExecConstraints(ins->rri, slot, estate);
-			if (ins->partition)
-				ExecPartitionCheck(ins->rri, slot, estate, true);
-			elog(ERROR, "vexec internal error: a row VecInsert found to break a constraint passed");
-		}
-		ins->nused++;
+		vx_insert_slot_ready(ins, slot);
 	}
+}
+
+/*
+ * Rows from a row child (any plan that is not a vexec batch source), up to
+ * `max` of them: each copied into a slot of the table's type as it comes
+ * (a heap tuple the child returns unprojected, as a Seq Scan of a table of
+ * the same columns does, is copied whole, never taken apart). Returns the
+ * rows read; fewer than `max` at the child's end.
+ */
+int
+vx_insert_from_child(VxInsert *ins, PlanState *child, int max)
+{
+	int			n = 0;
+
+	if (!ins->checked)
+		vx_insert_check(ins);
+	while (n < max)
+	{
+		TupleTableSlot *in = ExecProcNode(child);
+		TupleTableSlot *slot;
+
+		if (TupIsNull(in))
+			break;
+		slot = vx_insert_next_slot(ins);
+		ExecCopySlot(slot, in);
+		vx_insert_slot_ready(ins, slot);
+		n++;
+	}
+	return n;
 }
 
 void

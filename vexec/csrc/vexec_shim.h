@@ -121,6 +121,7 @@ typedef struct VxInsert VxInsert;
 
 extern VxInsert *vx_insert_begin(EState *estate, Index rti, bool count, int ncols);
 extern void vx_insert_rows(VxInsert *ins, int ncols, const VxColumn *cols, int nrows, const uint16 *rows);
+extern int	vx_insert_from_child(VxInsert *ins, PlanState *child, int max);
 extern void vx_insert_finish(VxInsert *ins);
 extern void vx_insert_stats(VxInsert *ins, uint64 *rows, uint64 *groups);
 

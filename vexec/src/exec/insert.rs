@@ -4,9 +4,10 @@
 //! The node is the child of PostgreSQL's ModifyTable (plan/insert.rs), which
 //! opens the result relation, checks privileges, fires the statement
 //! triggers and reads the row count from `es_processed`. VecInsert reads
-//! its own child as batches (a vector child's batch interface, any other
-//! child's slots; `exec::input`), hands each batch's rows to the C writer
-//! (csrc/vexec_insert.c) in one guarded call, and returns no rows.
+//! a vector child's batches (`exec::input`) and hands each batch's rows to
+//! the C writer (csrc/vexec_insert.c) in one guarded call; any other
+//! child's rows the writer pulls itself, a batch's worth per call, copying
+//! each slot (a heap tuple whole). It returns no rows.
 //!
 //! Rust state is dropped by EndCustomScan or by the query context's reset
 //! callback; the writer's memory and slots belong to the query, its bulk
@@ -21,7 +22,7 @@ use crate::pgutil::{list_ints, list_ptrs, SyncPtr};
 use crate::shim::{self, VxColumn, VxInsert};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::batch::{Column, RowIdx, Values};
+use vexec_core::batch::{Column, RowIdx, Values, BATCH_CAPACITY};
 use vexec_core::plan_data::InsertPlanData;
 
 use crate::nodes::INSERT as NAME;
@@ -132,12 +133,24 @@ impl VecNode for InsertState {
             if self.done || self.writer.is_null() {
                 return ptr::null_mut();
             }
-            while let Some((mut columns, rows)) = self.src.next(self.per_batch) {
-                pg_sys::check_for_interrupts!();
-                self.batches += 1;
-                self.write(&mut columns, &rows);
-                drop(columns);
-                pg_sys::MemoryContextReset(self.per_batch);
+            if self.src.batches() {
+                while let Some((mut columns, rows)) = self.src.next(self.per_batch) {
+                    pg_sys::check_for_interrupts!();
+                    self.batches += 1;
+                    self.write(&mut columns, &rows);
+                    drop(columns);
+                    pg_sys::MemoryContextReset(self.per_batch);
+                }
+            } else {
+                // A row child: its slots copied as they come (a heap tuple
+                // whole), a batch's worth per call.
+                let chunk = BATCH_CAPACITY as i32;
+                loop {
+                    pg_sys::check_for_interrupts!();
+                    if shim::vx_insert_from_child(self.writer, self.src.child, chunk) < chunk {
+                        break;
+                    }
+                }
             }
             shim::vx_insert_finish(self.writer);
             self.done = true;
@@ -175,7 +188,9 @@ impl VecNode for InsertState {
                 };
                 int(c"Rows Inserted", rows);
                 int(c"Insert Groups", groups);
-                int(c"Batches", self.batches);
+                if self.src.batches() {
+                    int(c"Batches", self.batches);
+                }
             }
         }
     }

@@ -173,39 +173,25 @@ unsafe fn consider(root: *mut pg_sys::PlannerInfo, output_rel: *mut pg_sys::RelO
             return;
         }
         let mut built = Vec::new();
-        for mtp in paths {
+        for &mtp in &paths {
             let sub = (*mtp).subpath;
-            let c = cost::insert(&*sub);
-            let id = report::next_id();
-            let data = InsertPlanData { report_id: id as i32, sets_tag: (*mtp).canSetTag };
-            let cp = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
-            let p = &mut (*cp).path;
-            p.type_ = pg_sys::NodeTag::T_CustomPath;
-            p.pathtype = pg_sys::NodeTag::T_CustomScan;
-            p.parent = (*sub).parent;
-            p.pathtarget = (*sub).pathtarget;
-            p.rows = (*sub).rows;
-            p.disabled_nodes = (*sub).disabled_nodes;
-            p.startup_cost = c.startup;
-            p.total_cost = c.total;
-            (*cp).custom_paths = pg_sys::lappend(std::ptr::null_mut(), sub.cast());
-            // The plan's data, then the result relation, which the plan
-            // keeps as its scan relation (plan_custom_path).
-            let mut private = data.encode();
-            private.push(rti);
-            (*cp).custom_private = crate::pgutil::int_list(&private);
-            (*cp).methods = &PATH_METHODS.0;
-
-            // The same ModifyTable, over VecInsert.
-            let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::ModifyTablePath>())
-                as *mut pg_sys::ModifyTablePath;
-            std::ptr::copy_nonoverlapping(mtp, copy, 1);
-            (*copy).subpath = cp.cast();
-            (*copy).path.startup_cost = c.startup;
-            (*copy).path.total_cost = c.total;
-            let row_cost = (*mtp).path.total_cost;
-            let alt = alternative(&target, Verdict::Chosen, Some(row_cost), Some(c.total));
-            built.push((mtp, copy, alt, id));
+            let batch_columns = super::vector_node(sub)
+                .map(|_| list_ptrs::<pg_sys::Node>((*(*sub).pathtarget).exprs).count());
+            let mut inputs = vec![(sub, batch_columns)];
+            if let Some(scan) = whole_tuple_source(root, rti, sub) {
+                inputs.push((scan, None));
+            }
+            for (input, batch_columns) in inputs {
+                let (path, cost, id) = vec_insert_path(mtp, input, batch_columns, rti);
+                let row_cost = (*mtp).path.total_cost;
+                let mut alt = alternative(&target, Verdict::Chosen, Some(row_cost), Some(cost));
+                alt.details.push(match (batch_columns, input == sub) {
+                    (Some(n), _) => format!("input: batches of {n} columns"),
+                    (None, false) => "input: Seq Scan's heap tuples, copied whole".into(),
+                    (None, true) => "input: rows".into(),
+                });
+                built.push((mtp, path, alt, id));
+            }
         }
         match mode {
             Mode::Off => {}
@@ -216,15 +202,124 @@ unsafe fn consider(root: *mut pg_sys::PlannerInfo, output_rel: *mut pg_sys::RelO
                 }
             }
             Mode::Auto | Mode::Force => {
-                for (row, ours, alt, id) in built {
-                    if mode == Mode::Force {
+                if mode == Mode::Force {
+                    for &row in &paths {
                         (*row).path.disabled_nodes += 1;
                     }
+                }
+                for (_, ours, alt, id) in built {
                     pg_sys::add_path(output_rel, ours.cast());
                     report::record_candidate(alt, id, "another path was cheaper");
                 }
             }
         }
+    }
+}
+
+/// ModifyTable `mtp` over a VecInsert that writes the rows of `input`;
+/// its total cost and report id.
+unsafe fn vec_insert_path(
+    mtp: *mut pg_sys::ModifyTablePath,
+    input: *mut pg_sys::Path,
+    batch_columns: Option<usize>,
+    rti: i32,
+) -> (*mut pg_sys::ModifyTablePath, f64, u32) {
+    // SAFETY: the planner's live paths (caller's contract); made in the planner's context.
+    unsafe {
+        let c = cost::insert(&*input, batch_columns);
+        let id = report::next_id();
+        let data = InsertPlanData { report_id: id as i32, sets_tag: (*mtp).canSetTag };
+        let cp = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
+        let p = &mut (*cp).path;
+        p.type_ = pg_sys::NodeTag::T_CustomPath;
+        p.pathtype = pg_sys::NodeTag::T_CustomScan;
+        p.parent = (*input).parent;
+        p.pathtarget = (*input).pathtarget;
+        p.rows = (*input).rows;
+        p.disabled_nodes = (*input).disabled_nodes;
+        p.startup_cost = c.startup;
+        p.total_cost = c.total;
+        (*cp).custom_paths = pg_sys::lappend(std::ptr::null_mut(), input.cast());
+        // The plan's data, then the result relation, which the plan keeps
+        // as its scan relation (plan_custom_path).
+        let mut private = data.encode();
+        private.push(rti);
+        (*cp).custom_private = crate::pgutil::int_list(&private);
+        (*cp).methods = &PATH_METHODS.0;
+
+        // The same ModifyTable, over VecInsert.
+        let copy =
+            pg_sys::palloc(std::mem::size_of::<pg_sys::ModifyTablePath>()) as *mut pg_sys::ModifyTablePath;
+        std::ptr::copy_nonoverlapping(mtp, copy, 1);
+        (*copy).subpath = cp.cast();
+        (*copy).path.startup_cost = c.startup;
+        (*copy).path.total_cost = c.total;
+        (copy, c.total, id)
+    }
+}
+
+/// For `INSERT INTO t SELECT * FROM s` (a filter allowed) where s's rows are
+/// t's rows as they lie on disk, a Seq Scan of s whose heap tuples the
+/// writer copies whole: the same column count, types and order, no dropped
+/// columns and no column added with a default that old tuples lack (in
+/// either table: a short tuple reads as the table's missing values). Not
+/// offered when `sub` is already such a Seq Scan.
+unsafe fn whole_tuple_source(
+    root: *mut pg_sys::PlannerInfo,
+    target_rti: i32,
+    sub: *mut pg_sys::Path,
+) -> Option<*mut pg_sys::Path> {
+    // SAFETY: the planner's live data (caller's contract); both relations are locked by the parser.
+    unsafe {
+        let rel = (*sub).parent;
+        if (*sub).pathtype == pg_sys::NodeTag::T_SeqScan
+            || rel.is_null()
+            || (*rel).reloptkind != pg_sys::RelOptKind::RELOPT_BASEREL
+            || (*rel).rtekind != pg_sys::RTEKind::RTE_RELATION
+            || !(*rel).lateral_relids.is_null()
+        {
+            return None;
+        }
+        let src_rti = (*rel).relid;
+        let rte = *(*root).simple_rte_array.add(src_rti as usize);
+        if (*rte).inh || !(*rte).tablesample.is_null() || (*rte).relkind as u8 != pg_sys::RELKIND_RELATION {
+            return None;
+        }
+        // The new row and the scan's row are both s's columns 1..n, in order.
+        let plain = |exprs: Vec<*mut pg_sys::Node>| {
+            exprs.iter().enumerate().all(|(i, &e)| {
+                let v = e as *mut pg_sys::Var;
+                (*e).type_ == pg_sys::NodeTag::T_Var
+                    && (*v).varno == src_rti as i32
+                    && (*v).varlevelsup == 0
+                    && (*v).varattno as usize == i + 1
+            })
+        };
+        let tlist: Vec<*mut pg_sys::Node> =
+            list_ptrs::<pg_sys::TargetEntry>((*root).processed_tlist).map(|te| (*te).expr.cast()).collect();
+        let scan: Vec<*mut pg_sys::Node> = list_ptrs((*(*rel).reltarget).exprs).collect();
+        if !plain(tlist.clone()) || !plain(scan.clone()) || tlist.len() != scan.len() {
+            return None;
+        }
+        let target = *(*root).simple_rte_array.add(target_rti as usize);
+        let src = pg_sys::relation_open((*rte).relid, pg_sys::NoLock as i32);
+        let dst = pg_sys::relation_open((*target).relid, pg_sys::NoLock as i32);
+        let (sd, dd) = ((*src).rd_att, (*dst).rd_att);
+        let same = (*sd).natts as usize == tlist.len()
+            && (*dd).natts as usize == tlist.len()
+            && (0..(*sd).natts).all(|i| {
+                let (s, d) = (pg_sys::TupleDescAttr(sd, i), pg_sys::TupleDescAttr(dd, i));
+                !(*s).attisdropped
+                    && !(*d).attisdropped
+                    && !(*s).atthasmissing
+                    && !(*d).atthasmissing
+                    && (*s).atttypid == (*d).atttypid
+                    && (*s).attlen == (*d).attlen
+                    && (*s).attalign == (*d).attalign
+            });
+        pg_sys::relation_close(dst, pg_sys::NoLock as i32);
+        pg_sys::relation_close(src, pg_sys::NoLock as i32);
+        same.then(|| pg_sys::create_seqscan_path(root, rel, std::ptr::null_mut(), 0))
     }
 }
 
