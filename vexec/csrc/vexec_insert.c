@@ -364,7 +364,17 @@ vx_insert_from_child(VxInsert *ins, PlanState *child, int max)
 		if (TupIsNull(in))
 			break;
 		slot = vx_insert_next_slot(ins);
-		ExecCopySlot(slot, in);
+		if (TTS_IS_BUFFERTUPLE(in) || TTS_IS_HEAPTUPLE(in))
+		{
+			/*
+			 * A heap tuple, copied once into the slot's memory
+			 * (ExecCopySlot would have the slot share the page, pinning
+			 * it once per row).
+			 */
+			ExecForceStoreHeapTuple(ExecFetchSlotHeapTuple(in, false, NULL), slot, false);
+		}
+		else
+			ExecCopySlot(slot, in);
 		vx_insert_slot_ready(ins, slot);
 		n++;
 	}
