@@ -142,6 +142,20 @@ INSERT INTO ins_t5 SELECT * FROM ins_short;
 SELECT count(*) AS rows, count(c) AS with_c, count(*) FILTER (WHERE c = 5) AS c_5 FROM ins_t5;
 RESET vexec.mode;
 DROP TABLE ins_t5;
+-- Statistics: tuples inserted are counted as row by row (heap_multi_insert
+-- counts its rows), in the transaction and after it.
+CREATE TABLE ins_stat (LIKE ins_src);
+BEGIN;
+SET LOCAL vexec.mode = force;
+INSERT INTO ins_stat SELECT * FROM ins_src;
+SELECT pg_stat_get_xact_tuples_inserted('ins_stat'::regclass) AS force_inserted;
+SET LOCAL vexec.mode = off;
+INSERT INTO ins_stat SELECT * FROM ins_src;
+SELECT pg_stat_get_xact_tuples_inserted('ins_stat'::regclass) AS with_off_inserted;
+COMMIT;
+SELECT pg_stat_force_next_flush();
+SELECT n_tup_ins, n_live_tup FROM pg_stat_user_tables WHERE relname = 'ins_stat';
+DROP TABLE ins_stat;
 -- Batch boundaries: two rows per batch.
 SET vexec.debug_batch_size = 2;
 SELECT insert_same($$DROP TABLE IF EXISTS ins_t; CREATE TABLE ins_t (LIKE ins_src)$$,
@@ -222,6 +236,11 @@ SELECT insert_same($$DROP TABLE IF EXISTS ins_t; CREATE TABLE ins_t (id int PRIM
   'INSERT INTO ins_t SELECT id, t FROM ins_src', 'ins_t');
 COMMIT;
 -- A table read and written by the same statement sees none of its new rows.
+SELECT insert_same($$DROP TABLE IF EXISTS ins_t; CREATE TABLE ins_t AS SELECT * FROM ins_src$$,
+  'INSERT INTO ins_t SELECT * FROM ins_t', 'ins_t', ARRAY['force', 'auto']);
+SET vexec.mode = force;
+EXPLAIN (COSTS OFF) INSERT INTO ins_t SELECT * FROM ins_t;
+RESET vexec.mode;
 SELECT insert_same($$DROP TABLE IF EXISTS ins_t; CREATE TABLE ins_t AS SELECT id, t FROM ins_src$$,
   'INSERT INTO ins_t SELECT id + 3000, t FROM ins_t', 'ins_t');
 
