@@ -339,12 +339,7 @@ unsafe extern "C-unwind" fn plan_custom_path(
         }
         let child = list_ptrs::<pg_sys::Plan>(custom_plans).next().expect("VecInsert has a child plan");
         // The scan tuple is the child's row (the new row, column by column).
-        let mut scan_tlist: *mut pg_sys::List = std::ptr::null_mut();
-        for (i, te) in list_ptrs::<pg_sys::TargetEntry>((*child).targetlist).enumerate() {
-            let expr = pg_sys::copyObjectImpl((*te).expr.cast()) as *mut pg_sys::Expr;
-            let nte = pg_sys::makeTargetEntry(expr, (i + 1) as i16, std::ptr::null_mut(), (*te).resjunk);
-            scan_tlist = pg_sys::lappend(scan_tlist, nte.cast());
-        }
+        let scan_tlist = super::child_row_tlist(child);
         let cscan = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomScan>()) as *mut pg_sys::CustomScan;
         (*cscan).scan.plan.type_ = pg_sys::NodeTag::T_CustomScan;
         (*cscan).scan.plan.targetlist = tlist;

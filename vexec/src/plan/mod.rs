@@ -16,6 +16,7 @@ pub mod tree;
 
 use std::ffi::CStr;
 
+use crate::pgutil::list_ptrs;
 use pgrx::pg_sys;
 
 /// The path a projection path projects (through any number of them).
@@ -53,5 +54,23 @@ pub unsafe fn vector_node(path: *mut pg_sys::Path) -> Option<&'static str> {
         .into_iter()
         .find(|n| n.0 == name)
         .map(|n| n.1)
+    }
+}
+
+/// A scan target list that is `child`'s row, column by column (for a node
+/// whose scan tuple is its child's output).
+///
+/// # Safety
+/// `child` is a valid plan; called in the planner's memory context.
+pub unsafe fn child_row_tlist(child: *mut pg_sys::Plan) -> *mut pg_sys::List {
+    // SAFETY: this function's contract: child and its target list are live.
+    unsafe {
+        let mut tlist: *mut pg_sys::List = std::ptr::null_mut();
+        for (i, te) in list_ptrs::<pg_sys::TargetEntry>((*child).targetlist).enumerate() {
+            let expr = pg_sys::copyObjectImpl((*te).expr.cast()) as *mut pg_sys::Expr;
+            let nte = pg_sys::makeTargetEntry(expr, (i + 1) as i16, std::ptr::null_mut(), (*te).resjunk);
+            tlist = pg_sys::lappend(tlist, nte.cast());
+        }
+        tlist
     }
 }
