@@ -35,17 +35,23 @@ pg_regress_of() {
 # Build vexec and install it into PostgreSQL $1 (debug build unless
 # VEXEC_PROFILE=release).
 install_vexec() {
-    local v=$1 args=()
+    install_crate vexec "$1"
+}
+
+# install_crate CRATE V: build and install one of the extension crates
+# (vexec, vexec_flight) into PostgreSQL V.
+install_crate() {
+    local crate=$1 v=$2 args=()
     [ "${VEXEC_PROFILE:-debug}" = release ] && args+=(--release)
-    say "building and installing vexec into PostgreSQL $v (${VEXEC_PROFILE:-debug})"
+    say "building and installing $crate into PostgreSQL $v (${VEXEC_PROFILE:-debug})"
     # A running server has the library mapped: move it aside (a new inode)
     # rather than let the install overwrite it in place.
-    local libdir
+    local libdir log=$VEXEC_STATE/install-$crate-pg$v.log
     libdir=$("$(pg_config_of "$v")" --pkglibdir)
-    [ -f "$libdir/vexec.so" ] && mv -f "$libdir/vexec.so" "$libdir/vexec.so.previous"
-    (cd "$VEXEC_REPO/vexec" && cargo pgrx install --pg-config "$(pg_config_of "$v")" "${args[@]}" >"$VEXEC_STATE/install-pg$v.log" 2>&1) || {
-        tail -n 40 "$VEXEC_STATE/install-pg$v.log" >&2
-        die "cargo pgrx install failed for PostgreSQL $v (log: $VEXEC_STATE/install-pg$v.log)"
+    [ -f "$libdir/$crate.so" ] && mv -f "$libdir/$crate.so" "$libdir/$crate.so.previous"
+    (cd "$VEXEC_REPO/$crate" && cargo pgrx install --pg-config "$(pg_config_of "$v")" "${args[@]}" >"$log" 2>&1) || {
+        tail -n 40 "$log" >&2
+        die "cargo pgrx install failed for $crate, PostgreSQL $v (log: $log)"
     }
 }
 

@@ -10,10 +10,10 @@ import signal
 import sys
 import time
 
-from . import arrow_leg, citus_leg, insert_leg, legs
+from . import arrow_leg, citus_leg, flight_leg, insert_leg, legs
 
 LEG_NAMES = ["pg18", "pg19", "diff-pgsuite", "diff-regress", "diff-tpch", "answers-tpch", "answers-clickbench",
-             "tpcds", "planner-sweep", "suite-sweep", "sqlsmith", "cancel", "citus", "arrow-types", "insert"]
+             "tpcds", "planner-sweep", "suite-sweep", "sqlsmith", "cancel", "citus", "arrow-types", "insert", "flight"]
 CLUSTER_LEGS = {"diff-tpch", "answers-tpch", "answers-clickbench", "tpcds", "planner-sweep", "sqlsmith", "cancel",
                 "arrow-types", "insert"}
 
@@ -70,6 +70,8 @@ def main(argv=None) -> int:
                 res = arrow_leg.leg_arrow_types(cluster)
             elif name == "insert":
                 res = insert_leg.leg_insert(cluster, args.state, full)
+            elif name == "flight":
+                res = flight_leg.leg_flight(args.state)
             elif name == "cancel":
                 res = legs.leg_cancel(cluster, args.cancel_iterations)
             else:

@@ -10,6 +10,7 @@ pub mod arrow;
 pub mod batch;
 pub mod cost;
 pub mod expr;
+pub mod flight;
 pub mod join;
 pub mod numeric;
 pub mod plan_data;
