@@ -1,10 +1,14 @@
-"""Leg `flight`: vexec_flight's logins (issue 44, its first part). A cluster
-with vexec_flight preloaded and a pg_hba.conf of every method the endpoint
+"""Leg `flight`: vexec_flight (issue 44, its first parts). A cluster with
+vexec_flight preloaded and a pg_hba.conf of every method the endpoint
 judges; pyarrow's Flight client logs in with Basic authentication and gets
 a bearer token, or PostgreSQL's refusal for that case (the same message
-pgwire gives, the SQLSTATE in `x-postgresql-sqlstate`, the reason only in
-the server log). Also: a reload of pg_hba.conf, the session limit and the
-idle timeout."""
+pgwire gives, the reason only in the server log); a reload of pg_hba.conf,
+the session limit and the idle timeout. Then statements (GetFlightInfo +
+DoGet of a CommandStatementQuery): results equal psycopg's, run as the role
+(privileges, column privileges, row level security, current_user),
+PostgreSQL's errors with their SQLSTATE, statement_timeout, cancel and
+terminate of the session's worker, and the session in pg_stat_activity;
+and ADBC's Flight SQL driver as a user would run it."""
 
 import os
 import time
@@ -18,7 +22,7 @@ from .legs import LegResult, log
 
 PORT = 5497
 FLIGHT_PORT = 5496
-MAX_SESSIONS = 40
+MAX_SESSIONS = 6
 
 HBA = """
 local   all             all                             trust
@@ -52,7 +56,9 @@ def flight_cluster(state: str) -> Cluster:
     c = Cluster("/usr/lib/postgresql/19/bin", os.path.join(state, "flight-pgdata"), PORT,
                 libraries=("vexec_flight",),
                 settings={"vexec_flight.port": str(FLIGHT_PORT), "vexec_flight.listen_addresses": "'127.0.0.1'",
-                          "vexec_flight.max_sessions": str(MAX_SESSIONS)})
+                          "vexec_flight.max_sessions": str(MAX_SESSIONS),
+                          # Each session is a background worker.
+                          "max_worker_processes": "20"})
     if c.running():
         c.stop()
     if os.path.exists(c.datadir):
@@ -81,8 +87,174 @@ def login(user: str, password: str, database: str | None = "flight_db"):
         client.close()
 
 
+def _varint(n: int) -> bytes:
+    out = b""
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def _field(number: int, data: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+def statement_query(sql: str) -> bytes:
+    """A Flight SQL CommandStatementQuery, packed in a protobuf Any."""
+    url = b"type.googleapis.com/arrow.flight.protocol.sql.CommandStatementQuery"
+    return _field(1, url) + _field(2, _field(1, sql.encode()))
+
+
+class Session:
+    """A logged-in pyarrow Flight client."""
+
+    def __init__(self, user: str, password: str, database: str = "flight_db"):
+        self.client = flight.FlightClient(f"grpc://127.0.0.1:{FLIGHT_PORT}")
+        key, value = self.client.authenticate_basic_token(
+            user, password, flight.FlightCallOptions(headers=[(b"database", database.encode())]))
+        self.options = flight.FlightCallOptions(headers=[(key, value)])
+
+    def query(self, sql: str):
+        info = self.client.get_flight_info(flight.FlightDescriptor.for_command(statement_query(sql)), self.options)
+        return self.client.do_get(info.endpoints[0].ticket, self.options).read_all()
+
+    def error(self, sql: str) -> str:
+        """The error text of a query that must fail ("" if it succeeded)."""
+        try:
+            self.query(sql)
+            return ""
+        except Exception as e:
+            return f"{type(e).__name__}: {e}"
+
+    def close(self):
+        self.client.close()
+
+
 def server_log(c: Cluster) -> str:
     return open(os.path.join(c.datadir, "server.log")).read()
+
+
+STATEMENT_SETUP = [
+    "CREATE TABLE flight_open (id int, name text, price numeric(12,2), day date)",
+    "INSERT INTO flight_open SELECT g, 'n' || g, g * 1.25, date '2024-01-01' + g % 400 FROM generate_series(1, 30000) g",
+    "GRANT SELECT ON flight_open TO flight_alice",
+    "CREATE TABLE flight_secret (id int, code text)",
+    "INSERT INTO flight_secret VALUES (1, 'x')",
+    "CREATE TABLE flight_cols (visible int, hidden text)",
+    "INSERT INTO flight_cols VALUES (7, 'h')",
+    "GRANT SELECT (visible) ON flight_cols TO flight_alice",
+    "CREATE TABLE flight_rls (owner text, v int)",
+    "INSERT INTO flight_rls VALUES ('flight_alice', 1), ('someone', 2), ('flight_alice', 3)",
+    "ALTER TABLE flight_rls ENABLE ROW LEVEL SECURITY",
+    "CREATE POLICY mine ON flight_rls USING (owner = current_user)",
+    "GRANT SELECT ON flight_rls TO flight_alice",
+]
+
+
+def statements(c: Cluster, r: LegResult) -> None:
+    time.sleep(4)  # the sessions of the limit test time out (3 s)
+    with psycopg.connect(c.dsn("flight_db"), autocommit=True) as conn:
+        for sql in STATEMENT_SETUP:
+            conn.execute(sql)
+        conn.execute("ALTER SYSTEM RESET vexec_flight.session_idle_timeout")
+        conn.execute("SELECT pg_reload_conf()")
+    time.sleep(1)
+
+    def check(what: str, ok: bool, detail: str = "") -> None:
+        r.queries += 1
+        if ok:
+            r.ok()
+        else:
+            r.fail(f"{what}: {detail}")
+
+    s = Session("flight_alice", "alice pw")
+    try:
+        # Results: equal to psycopg's, across many batches, with vexec on and off.
+        sql = "SELECT id, name, price, day FROM flight_open ORDER BY id"
+        with psycopg.connect(c.dsn("flight_db")) as conn:
+            expected = conn.execute(sql).fetchall()
+        for mode in ("off", "force"):
+            with psycopg.connect(c.dsn("flight_db"), autocommit=True) as conn:
+                conn.execute(f"ALTER ROLE flight_alice SET vexec.mode = {mode}")
+            t = Session("flight_alice", "alice pw")  # a new session takes the role's settings
+            got = t.query(sql)
+            rows = list(zip(*(col.to_pylist() for col in got.columns)))
+            check(f"rows (vexec.mode = {mode})", rows == expected,
+                  f"{len(rows)} rows, first {rows[:2]} vs {expected[:2]}")
+            check("schema", [f.name for f in got.schema] == ["id", "name", "price", "day"], str(got.schema))
+            t.close()
+        check("current_user", s.query("SELECT current_user AS u").column(0).to_pylist() == ["flight_alice"])
+        # Privileges as over pgwire.
+        e = s.error("SELECT * FROM flight_secret")
+        check("table privilege", "permission denied for table flight_secret" in e and "Unauthorized" in e, e)
+        check("column privilege: granted", s.query("SELECT visible FROM flight_cols").column(0).to_pylist() == [7])
+        e = s.error("SELECT hidden FROM flight_cols")
+        check("column privilege: refused", "permission denied for table flight_cols" in e, e)
+        got = sorted(s.query("SELECT v FROM flight_rls").column(0).to_pylist())
+        check("row level security", got == [1, 3], str(got))
+        # Errors: PostgreSQL's, and the session goes on.
+        e = s.error("SELEC 1")
+        check("syntax error", 'syntax error at or near "SELEC"' in e, e)
+        e = s.error("SELECT 1 / (g - 20000) FROM generate_series(1, 30000) g")
+        check("an error after batches were sent", "division by zero" in e, e)
+        check("the session goes on", s.query("SELECT 2 AS x").column(0).to_pylist() == [2])
+        # statement_timeout, from the role's settings.
+        with psycopg.connect(c.dsn("flight_db"), autocommit=True) as conn:
+            conn.execute("ALTER ROLE flight_alice SET statement_timeout = '300ms'")
+        t = Session("flight_alice", "alice pw")
+        e = t.error("SELECT pg_sleep(5)")
+        check("statement_timeout", "canceling statement due to statement timeout" in e, e)
+        t.close()
+        with psycopg.connect(c.dsn("flight_db"), autocommit=True) as conn:
+            conn.execute("ALTER ROLE flight_alice RESET statement_timeout")
+        # pg_stat_activity, pg_cancel_backend, pg_terminate_backend.
+        import threading
+        result = {}
+        worker = threading.Thread(target=lambda: result.update(e=s.error("SELECT pg_sleep(30)")))
+        worker.start()
+        time.sleep(1)
+        with psycopg.connect(c.dsn("flight_db"), autocommit=True) as conn:
+            act = conn.execute("SELECT pid, usename, datname, application_name, query FROM pg_stat_activity "
+                               "WHERE backend_type = 'vexec_flight session' AND state = 'active'").fetchall()
+            check("pg_stat_activity", len(act) == 1 and act[0][1:3] == ("flight_alice", "flight_db")
+                  and act[0][3].startswith("vexec_flight 127.0.0.1") and act[0][4] == "SELECT pg_sleep(30)",
+                  str(act))
+            if act:
+                conn.execute("SELECT pg_cancel_backend(%s)", (act[0][0],))
+        worker.join(20)
+        check("pg_cancel_backend", "canceling statement due to user request" in result.get("e", ""), str(result))
+        check("the session goes on after a cancel", s.query("SELECT 3 AS x").column(0).to_pylist() == [3])
+        with psycopg.connect(c.dsn("flight_db"), autocommit=True) as conn:
+            pids = [p for (p,) in conn.execute("SELECT pid FROM pg_stat_activity WHERE backend_type = "
+                                                "'vexec_flight session' AND usename = 'flight_alice'").fetchall()]
+            for p in pids:
+                conn.execute("SELECT pg_terminate_backend(%s)", (p,))
+        time.sleep(1)
+        e = s.error("SELECT 4")
+        check("after pg_terminate_backend", "session" in e and ("ended" in e or "expired" in e), e)
+        # A token that was never given.
+        bogus = flight.FlightCallOptions(headers=[(b"authorization", b"Bearer " + b"A" * 43)])
+        try:
+            s.client.get_flight_info(flight.FlightDescriptor.for_command(statement_query("SELECT 1")), bogus)
+            check("a forged token", False, "served")
+        except flight.FlightUnauthenticatedError as e:
+            check("a forged token", "invalid or expired session token" in str(e), str(e))
+    finally:
+        s.close()
+    # ADBC's Flight SQL driver, as a user runs it.
+    try:
+        import adbc_driver_flightsql.dbapi as flightsql
+        with flightsql.connect(f"grpc://127.0.0.1:{FLIGHT_PORT}", db_kwargs={
+                "username": "flight_alice", "password": "alice pw",
+                "adbc.flight.sql.rpc.call_header.database": "flight_db"}, autocommit=True) as conn:
+            with conn.cursor() as cur:
+                cur.execute("SELECT count(*) AS n, sum(price) AS s FROM flight_open")
+                t = cur.fetch_arrow_table()
+        check("ADBC", t.column("n").to_pylist() == [30000] and str(t.column("s")[0]) == "562518750.00",
+              str(t.to_pylist()))
+    except Exception as e:
+        check("ADBC", False, f"{type(e).__name__}: {e}")
 
 
 def leg_flight(state: str) -> LegResult:
@@ -187,6 +359,7 @@ def leg_flight(state: str) -> LegResult:
                        Exception)
         time.sleep(4)
         expect_ok("after the idle timeout", "flight_trust", "")
+        statements(c, r)
         # The listener survived all of it.
         r.queries += 1
         if "terminated by signal" in server_log(c) or "server process" in server_log(c) and "exited" in server_log(c):

@@ -15,7 +15,13 @@ use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 
 mod listener;
+/// `#[pg_guard]` on an extern block (session.rs) wraps each function in
+/// `crate::ffi::pg_guard_ffi_boundary`.
+mod ffi {
+    pub(crate) use pgrx::pg_sys::ffi::pg_guard_ffi_boundary;
+}
 mod server;
+mod session;
 mod settings;
 
 ::pgrx::pg_module_magic!(name, version);

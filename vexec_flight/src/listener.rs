@@ -3,7 +3,7 @@
 //! thread, what needs PostgreSQL: logins judged by pg_hba.conf and checked
 //! against the roles' secrets and the catalogs, as pgwire checks them.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::ffi::{c_char, CStr, CString};
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr, TcpListener, ToSocketAddrs};
@@ -21,17 +21,34 @@ use tokio::sync::oneshot;
 use tonic::Status;
 use vexec_core::flight::hba::{self, Facts, Rule, Verdict};
 use vexec_core::flight::login;
+use vexec_core::flight::wire::{Request, Response};
 
 use crate::server::{self, Job, LoginRequest, MainThread, Service};
+use crate::session::{Received, Worker};
 use crate::settings;
 
-/// A login that holds a token.
-#[allow(dead_code)] // role, database and peer: for the statement paths (issue 44)
+/// How often (ms) the main thread checks that the gRPC thread still runs.
+const HELPER_CHECK_MS: std::ffi::c_long = 1000;
+
+/// A login that holds a token, and the worker that runs its statements.
 struct Session {
-    role: String,
-    database: String,
-    peer: SocketAddr,
+    worker: Worker,
     last_used: Instant,
+    /// The request being answered, then those waiting (one at a time, in
+    /// order, as on a pgwire connection).
+    active: Option<Active>,
+    queued: VecDeque<(Request, AnswerTx)>,
+}
+
+type AnswerTx = tokio::sync::mpsc::Sender<Response>;
+
+struct Active {
+    answer: AnswerTx,
+    /// The request's bytes until the worker's queue took them.
+    unsent: Option<Vec<u8>>,
+    /// The client went away: the statement was cancelled, the rest of the
+    /// answer is read and dropped.
+    abandoned: bool,
 }
 
 struct Listener {
@@ -79,12 +96,20 @@ pub extern "C-unwind" fn vexec_flight_listener_main(_arg: pg_sys::Datum) {
         unsafe {
             pg_sys::WaitLatchOrSocket(
                 pg_sys::MyLatch,
-                (pg_sys::WL_LATCH_SET | pg_sys::WL_SOCKET_READABLE | pg_sys::WL_EXIT_ON_PM_DEATH) as i32,
+                (pg_sys::WL_LATCH_SET
+                    | pg_sys::WL_SOCKET_READABLE
+                    | pg_sys::WL_TIMEOUT
+                    | pg_sys::WL_EXIT_ON_PM_DEATH) as i32,
                 wake_read.as_raw_fd(),
-                -1,
+                HELPER_CHECK_MS,
                 pg_sys::PG_WAIT_EXTENSION,
             );
             pg_sys::ResetLatch(pg_sys::MyLatch);
+        }
+        // A helper thread that stopped cannot wake us: look for it now and
+        // then, and restart the worker (bgw_restart_time) rather than serve nothing.
+        if grpc.is_finished() {
+            error!("vexec_flight: the gRPC server thread stopped");
         }
         while matches!((&wake_read).read(&mut buf), Ok(n) if n > 0) {}
         check_for_interrupts!();
@@ -99,14 +124,20 @@ pub extern "C-unwind" fn vexec_flight_listener_main(_arg: pg_sys::Datum) {
                 Err(e) => log!("vexec_flight: pg_hba.conf was not reloaded: {e}"),
             }
         }
+        listener.expire();
         while let Ok(job) = job_queue.try_recv() {
             match job {
                 Job::Login { login, reply } => {
                     let _ = reply.send(listener.login(&login));
                 }
+                Job::Run { token, request, answer } => listener.enqueue(&token, request, answer),
             }
         }
+        listener.pump();
     }
+    // Logins still queued get "shutting down" (their reply senders drop), so
+    // the server's graceful stop does not wait on them.
+    drop(job_queue);
     let _ = stop.send(());
     if let Ok(Err(e)) = grpc.join() {
         log!("vexec_flight: the gRPC server stopped: {e}");
@@ -265,8 +296,8 @@ impl Listener {
         let outcome = in_transaction(|| self.judge(req)).unwrap_or_else(|e| {
             Err(Refusal { message: format!("login failed: {e}"), sqlstate: "XX000", detail: None })
         });
-        match outcome {
-            Ok(()) => {}
+        let (role, database) = match outcome {
+            Ok(ids) => ids,
             Err(r) => {
                 // The server log gets what pgwire's gets (the message, and a detail the
                 // client never sees).
@@ -274,9 +305,8 @@ impl Listener {
                 log!("vexec_flight: login from {} refused: {}{detail}", req.peer.ip(), r.message);
                 return Err(r.status());
             }
-        }
-        let idle = Duration::from_secs(settings::SESSION_IDLE_TIMEOUT.get() as u64);
-        self.sessions.retain(|_, s| s.last_used.elapsed() < idle);
+        };
+        self.expire();
         if self.sessions.len() >= self.max_sessions {
             return Err(Refusal {
                 message: format!(
@@ -288,20 +318,20 @@ impl Listener {
             }
             .status());
         }
+        let worker = Worker::start(role, database, &req.peer.to_string()).map_err(|e| {
+            log!("vexec_flight: session for role \"{}\" could not start: {e}", req.user);
+            Status::unavailable(format!("the session could not start: {e}"))
+        })?;
         let mut random = [0u8; 32];
         // SAFETY: a buffer of the length given.
         if !unsafe { pg_sys::pg_strong_random(random.as_mut_ptr().cast(), random.len()) } {
             return Err(Status::internal("could not generate a session token"));
         }
         let token = login::token_from(&random);
-        let session = Session {
-            role: req.user.clone(),
-            database: req.database.clone(),
-            peer: req.peer,
-            last_used: Instant::now(),
-        };
+        let session = Session { worker, last_used: Instant::now(), active: None, queued: VecDeque::new() };
         self.sessions.insert(token.clone(), session);
-        log!(
+        // Successful logins are not logged by default, as pgwire's (log_connections).
+        debug1!(
             "vexec_flight: session for role \"{}\" on database \"{}\" from {}",
             req.user,
             req.database,
@@ -310,9 +340,53 @@ impl Listener {
         Ok(token)
     }
 
+    /// End the sessions idle longer than the timeout (their workers exit).
+    fn expire(&mut self) {
+        let idle = Duration::from_secs(settings::SESSION_IDLE_TIMEOUT.get() as u64);
+        self.sessions
+            .retain(|_, s| s.active.is_some() || !s.queued.is_empty() || s.last_used.elapsed() < idle);
+    }
+
+    /// Queue `request` on the session of `token`.
+    fn enqueue(&mut self, token: &str, request: Request, answer: AnswerTx) {
+        let Some(s) = self.sessions.get_mut(token) else {
+            let _ = answer.try_send(Response::Error {
+                sqlstate: "28000".into(),
+                message: "invalid or expired session token: log in again".into(),
+                detail: String::new(),
+                hint: String::new(),
+            });
+            return;
+        };
+        s.last_used = Instant::now();
+        s.queued.push_back((request, answer));
+    }
+
+    /// Move requests to the workers and answers to the handlers as far as
+    /// the queues and channels allow; end the sessions whose worker is gone.
+    fn pump(&mut self) {
+        let mut gone = Vec::new();
+        for (token, s) in self.sessions.iter_mut() {
+            if !s.pump() {
+                if let Some(a) = s.active.take() {
+                    let _ = a.answer.try_send(Response::Error {
+                        sqlstate: "57P01".into(),
+                        message: "the session ended (its server process exited)".into(),
+                        detail: String::new(),
+                        hint: String::new(),
+                    });
+                }
+                gone.push(token.clone());
+            }
+        }
+        for t in gone {
+            self.sessions.remove(&t);
+        }
+    }
+
     /// pg_hba.conf, the password, then what InitPostgres checks of the role
     /// and the database, in that order and with its messages.
-    fn judge(&self, req: &LoginRequest) -> Result<(), Refusal> {
+    fn judge(&self, req: &LoginRequest) -> Result<(pg_sys::Oid, pg_sys::Oid), Refusal> {
         let addr: IpAddr = req.peer.ip();
         let who = hba::Login { addr, tls: req.tls, database: &req.database, role: &req.user };
         match hba::judge(&self.rules, &who, &mut Catalog) {
@@ -361,7 +435,7 @@ impl Listener {
             &[req.database.as_str().into(), role_oid.into()],
         );
         match db {
-            Ok((Some(_), Some(true), Some(true))) => Ok(()),
+            Ok((Some(db), Some(true), Some(true))) => Ok((role_oid, db)),
             Ok((Some(_), Some(false), _)) => Err(Refusal {
                 message: format!("database \"{}\" is not currently accepting connections", req.database),
                 sqlstate: "55000",
@@ -377,6 +451,54 @@ impl Listener {
                 sqlstate: "3D000",
                 detail: None,
             }),
+        }
+    }
+}
+
+impl Session {
+    /// One step of `Listener::pump` for this session; false when its worker is gone.
+    fn pump(&mut self) -> bool {
+        loop {
+            if self.active.is_none() {
+                let Some((request, answer)) = self.queued.pop_front() else { return true };
+                self.active = Some(Active { answer, unsent: Some(request.encode()), abandoned: false });
+            }
+            let a = self.active.as_mut().expect("an active request");
+            if let Some(bytes) = &a.unsent {
+                match self.worker.send(bytes) {
+                    Ok(true) => a.unsent = None,
+                    Ok(false) => return true,
+                    Err(()) => return false,
+                }
+            }
+            loop {
+                if !a.abandoned && a.answer.is_closed() {
+                    self.worker.cancel();
+                    a.abandoned = true;
+                }
+                let permit = if a.abandoned {
+                    None
+                } else {
+                    match a.answer.try_reserve() {
+                        Ok(p) => Some(p),
+                        Err(_) => return true, // full: the handler's next receive wakes us
+                    }
+                };
+                match self.worker.receive(true) {
+                    Received::Nothing => return true,
+                    Received::Gone => return false,
+                    Received::Message(m) => {
+                        let last = m.is_last();
+                        if let Some(p) = permit {
+                            p.send(m);
+                        }
+                        if last {
+                            break;
+                        }
+                    }
+                }
+            }
+            self.active = None; // answered: the next queued request may go
         }
     }
 }

@@ -11,18 +11,37 @@ use std::sync::{mpsc, Arc, Mutex};
 
 use arrow_flight::flight_service_server::FlightServiceServer;
 use arrow_flight::sql::server::FlightSqlService;
-use arrow_flight::sql::SqlInfo;
-use arrow_flight::{HandshakeRequest, HandshakeResponse};
+use arrow_flight::sql::{CommandStatementQuery, ProstMessageExt, SqlInfo, TicketStatementQuery};
+use arrow_flight::{
+    FlightData, FlightDescriptor, FlightEndpoint, FlightInfo, HandshakeRequest, HandshakeResponse, Ticket,
+};
+use arrow_schema::Schema;
 use futures::Stream;
+use prost::Message;
+use tokio::sync::mpsc as mpsc_async;
 use tokio::sync::oneshot;
 use tonic::metadata::MetadataValue;
-use tonic::{Request, Response, Status, Streaming};
-use vexec_core::flight::login::basic_credentials;
+use tonic::{Code, Request, Response, Status, Streaming};
+use vexec_core::flight::login::{basic_credentials, bearer_token};
+use vexec_core::flight::wire;
 
 /// Work for the listener's main thread.
 pub enum Job {
-    Login { login: LoginRequest, reply: oneshot::Sender<Result<String, Status>> },
+    Login {
+        login: LoginRequest,
+        reply: oneshot::Sender<Result<String, Status>>,
+    },
+    /// A request for the session of `token`; its answer comes on `answer`.
+    Run {
+        token: String,
+        request: wire::Request,
+        answer: mpsc_async::Sender<wire::Response>,
+    },
 }
+
+/// Messages of an answer in flight between the main thread and a handler:
+/// with the session worker's queue, what bounds a result's memory.
+const ANSWER_CHANNEL: usize = 4;
 
 pub struct LoginRequest {
     pub peer: SocketAddr,
@@ -47,10 +66,69 @@ impl MainThread {
     fn send(&self, job: Job) -> Result<(), Status> {
         let gone = || Status::unavailable("the server is shutting down");
         self.jobs.lock().map_err(|_| gone())?.send(job).map_err(|_| gone())?;
-        // Non-blocking: when the socket is full, the main thread has wake-ups pending anyway.
-        let _ = self.wake.lock().map_err(|_| gone())?.write(&[1]);
+        self.wake();
         Ok(())
     }
+
+    /// Wake the main thread (a job, or room in an answer's channel).
+    fn wake(&self) {
+        // Non-blocking: when the socket is full, the main thread has wake-ups pending anyway.
+        if let Ok(mut w) = self.wake.lock() {
+            let _ = w.write(&[1]);
+        }
+    }
+}
+
+/// An answer being received: each message taken makes room, which the main
+/// thread is told of (it stops reading the worker's queue when the channel
+/// is full).
+struct Answer {
+    messages: mpsc_async::Receiver<wire::Response>,
+    main: Arc<MainThread>,
+}
+
+impl Answer {
+    async fn next(&mut self) -> Option<wire::Response> {
+        let m = self.messages.recv().await;
+        self.main.wake();
+        m
+    }
+}
+
+/// The session token of a call's `authorization: Bearer` header.
+fn token_of(metadata: &tonic::metadata::MetadataMap) -> Result<String, Status> {
+    metadata
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(bearer_token)
+        .map(str::to_string)
+        .ok_or_else(|| Status::unauthenticated("no session token: log in with a handshake first"))
+}
+
+/// PostgreSQL's error as a gRPC status: the code by SQLSTATE class, the
+/// message as is, the SQLSTATE, detail and hint in trailers.
+pub fn status_of(sqlstate: &str, message: &str, detail: &str, hint: &str) -> Status {
+    let code = match sqlstate {
+        "42501" => Code::PermissionDenied,
+        // Not CANCELLED: that code means the client cancelled (pyarrow turns it into a
+        // KeyboardInterrupt); here the server cancelled (statement_timeout, pg_cancel_backend).
+        "57014" => Code::Aborted,
+        s if s.starts_with("28") => Code::Unauthenticated,
+        s if s.starts_with("42") || s.starts_with("22") || s.starts_with("0A") => Code::InvalidArgument,
+        s if s.starts_with("53") => Code::ResourceExhausted,
+        s if s.starts_with("40") => Code::Aborted,
+        s if s.starts_with("57") || s.starts_with("08") => Code::Unavailable,
+        _ => Code::Internal,
+    };
+    let mut status = Status::new(code, message);
+    for (key, value) in
+        [("x-postgresql-sqlstate", sqlstate), ("x-postgresql-detail", detail), ("x-postgresql-hint", hint)]
+    {
+        if let (false, Ok(v)) = (value.is_empty(), MetadataValue::try_from(value)) {
+            status.metadata_mut().insert(key, v);
+        }
+    }
+    status
 }
 
 pub struct Service {
@@ -61,7 +139,17 @@ impl Service {
     pub fn new(main: Arc<MainThread>) -> Service {
         Service { main }
     }
+
+    /// Hand `request` to the session of the call's token.
+    fn run(&self, metadata: &tonic::metadata::MetadataMap, request: wire::Request) -> Result<Answer, Status> {
+        let token = token_of(metadata)?;
+        let (answer, messages) = mpsc_async::channel(ANSWER_CHANNEL);
+        self.main.send(Job::Run { token, request, answer })?;
+        Ok(Answer { messages, main: self.main.clone() })
+    }
 }
+
+type DoGetStream = Pin<Box<dyn Stream<Item = Result<FlightData, Status>> + Send>>;
 
 type HandshakeStream = Pin<Box<dyn Stream<Item = Result<HandshakeResponse, Status>> + Send>>;
 
@@ -105,6 +193,68 @@ impl FlightSqlService for Service {
         let mut response = Response::new(Box::pin(futures::stream::iter([Ok(body)])) as HandshakeStream);
         response.metadata_mut().insert("authorization", bearer);
         Ok(response)
+    }
+
+    /// A query's FlightInfo: its schema, from the plan (the session worker
+    /// plans it without running it), and a ticket that carries the query.
+    async fn get_flight_info_statement(
+        &self,
+        query: CommandStatementQuery,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let mut answer =
+            self.run(request.metadata(), wire::Request::Describe { sql: query.query.clone() })?;
+        let mut schema = None;
+        while let Some(m) = answer.next().await {
+            match m {
+                wire::Response::Data { header, .. } => {
+                    let data = FlightData { data_header: header.into(), ..Default::default() };
+                    schema = Some(Schema::try_from(&data).map_err(|e| Status::internal(e.to_string()))?);
+                }
+                wire::Response::Done { .. } => break,
+                wire::Response::Error { sqlstate, message, detail, hint } => {
+                    return Err(status_of(&sqlstate, &message, &detail, &hint));
+                }
+            }
+        }
+        let schema = schema.ok_or_else(|| Status::unavailable("the session ended"))?;
+        let ticket = TicketStatementQuery { statement_handle: query.query.into_bytes().into() };
+        let endpoint = FlightEndpoint::new().with_ticket(Ticket::new(ticket.as_any().encode_to_vec()));
+        let info = FlightInfo::new()
+            .try_with_schema(&schema)
+            .map_err(|e| Status::internal(e.to_string()))?
+            .with_endpoint(endpoint)
+            .with_descriptor(request.into_inner());
+        Ok(Response::new(info))
+    }
+
+    /// Run the ticket's query, streaming its batches as the executor makes them.
+    async fn do_get_statement(
+        &self,
+        ticket: TicketStatementQuery,
+        request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let sql = String::from_utf8(ticket.statement_handle.to_vec())
+            .map_err(|_| Status::invalid_argument("the ticket is not a query of this server"))?;
+        let answer = self.run(request.metadata(), wire::Request::Query { sql })?;
+        let stream = futures::stream::unfold(Some(answer), |answer| async move {
+            let mut answer = answer?;
+            match answer.next().await? {
+                wire::Response::Data { header, body } => {
+                    let data = FlightData {
+                        data_header: header.into(),
+                        data_body: body.into(),
+                        ..Default::default()
+                    };
+                    Some((Ok(data), Some(answer)))
+                }
+                wire::Response::Done { .. } => None,
+                wire::Response::Error { sqlstate, message, detail, hint } => {
+                    Some((Err(status_of(&sqlstate, &message, &detail, &hint)), None))
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(stream) as DoGetStream))
     }
 
     async fn register_sql_info(&self, _id: i32, _result: &SqlInfo) {}

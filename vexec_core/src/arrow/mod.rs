@@ -9,6 +9,7 @@
 
 pub mod builder;
 pub mod convert;
+pub mod egress_abi;
 pub mod ingest;
 pub mod stream;
 pub mod types;

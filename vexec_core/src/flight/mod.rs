@@ -3,3 +3,4 @@
 
 pub mod hba;
 pub mod login;
+pub mod wire;

@@ -1,0 +1,202 @@
+//! Messages between the Flight SQL listener and a session worker, over a
+//! pair of shared-memory queues (shm_mq). A message is a tag byte and its
+//! fields; strings and byte strings are a little-endian u32 length and the
+//! bytes. The worker encodes Arrow data as Flight's IPC pieces (an IPC
+//! message header and its body), so the listener forwards them as
+//! `FlightData` without decoding.
+
+/// What the listener asks a session worker.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// The schema of a query's result, from its plan (nothing runs).
+    Describe { sql: String },
+    /// Run a query; its result as Arrow.
+    Query { sql: String },
+}
+
+/// What a session worker answers, in order: for a Describe, `Data` (the
+/// schema) then `Done`; for a Query, `Data` pieces (the schema, then
+/// batches) then `Done`; or `Error` at any point, which ends the answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Response {
+    /// One IPC message: Flight's `data_header` and `data_body`.
+    Data { header: Vec<u8>, body: Vec<u8> },
+    /// The end of a successful answer, with the number of rows.
+    Done { rows: u64 },
+    /// PostgreSQL's error: SQLSTATE, message, detail and hint.
+    Error { sqlstate: String, message: String, detail: String, hint: String },
+}
+
+impl Response {
+    /// Whether this message ends an answer.
+    pub fn is_last(&self) -> bool {
+        !matches!(self, Response::Data { .. })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Malformed;
+
+/// PostgreSQL's packed SQLSTATE (elog.h's MAKE_SQLSTATE: five 6-bit
+/// characters, the first in the low bits) as its five characters.
+pub fn sqlstate_text(code: i32) -> String {
+    (0..5).map(|i| ((((code >> (6 * i)) & 0x3f) as u8) + b'0') as char).collect()
+}
+
+fn put(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn bytes(&mut self) -> Result<&'a [u8], Malformed> {
+        let len = self.0.get(..4).ok_or(Malformed)?;
+        let len = u32::from_le_bytes(len.try_into().map_err(|_| Malformed)?) as usize;
+        let v = self.0.get(4..4 + len).ok_or(Malformed)?;
+        self.0 = &self.0[4 + len..];
+        Ok(v)
+    }
+
+    fn string(&mut self) -> Result<String, Malformed> {
+        String::from_utf8(self.bytes()?.to_vec()).map_err(|_| Malformed)
+    }
+
+    fn u64(&mut self) -> Result<u64, Malformed> {
+        let v = self.0.get(..8).ok_or(Malformed)?;
+        self.0 = &self.0[8..];
+        Ok(u64::from_le_bytes(v.try_into().map_err(|_| Malformed)?))
+    }
+
+    fn end(self) -> Result<(), Malformed> {
+        self.0.is_empty().then_some(()).ok_or(Malformed)
+    }
+}
+
+impl Request {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        match self {
+            Request::Describe { sql } => {
+                out.push(b'D');
+                put(&mut out, sql.as_bytes());
+            }
+            Request::Query { sql } => {
+                out.push(b'Q');
+                put(&mut out, sql.as_bytes());
+            }
+        }
+        out
+    }
+
+    pub fn decode(msg: &[u8]) -> Result<Request, Malformed> {
+        let (&tag, rest) = msg.split_first().ok_or(Malformed)?;
+        let mut r = Reader(rest);
+        let req = match tag {
+            b'D' => Request::Describe { sql: r.string()? },
+            b'Q' => Request::Query { sql: r.string()? },
+            _ => return Err(Malformed),
+        };
+        r.end()?;
+        Ok(req)
+    }
+}
+
+impl Response {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        match self {
+            Response::Data { header, body } => {
+                out.reserve(9 + header.len() + body.len());
+                out.push(b'd');
+                put(&mut out, header);
+                put(&mut out, body);
+            }
+            Response::Done { rows } => {
+                out.push(b'z');
+                out.extend_from_slice(&rows.to_le_bytes());
+            }
+            Response::Error { sqlstate, message, detail, hint } => {
+                out.push(b'e');
+                for s in [sqlstate, message, detail, hint] {
+                    put(&mut out, s.as_bytes());
+                }
+            }
+        }
+        out
+    }
+
+    pub fn decode(msg: &[u8]) -> Result<Response, Malformed> {
+        let (&tag, rest) = msg.split_first().ok_or(Malformed)?;
+        let mut r = Reader(rest);
+        let resp = match tag {
+            b'd' => Response::Data { header: r.bytes()?.to_vec(), body: r.bytes()?.to_vec() },
+            b'z' => Response::Done { rows: r.u64()? },
+            b'e' => Response::Error {
+                sqlstate: r.string()?,
+                message: r.string()?,
+                detail: r.string()?,
+                hint: r.string()?,
+            },
+            _ => return Err(Malformed),
+        };
+        r.end()?;
+        Ok(resp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_and_responses_round_trip() {
+        for req in
+            [Request::Describe { sql: "SELECT 1".into() }, Request::Query { sql: "SELECT 'é', ''".into() }]
+        {
+            assert_eq!(Request::decode(&req.encode()), Ok(req));
+        }
+        for resp in [
+            Response::Data { header: vec![1, 2, 3], body: vec![] },
+            Response::Data { header: vec![], body: vec![9; 70_000] },
+            Response::Done { rows: u64::MAX },
+            Response::Error {
+                sqlstate: "42P01".into(),
+                message: "relation \"x\" does not exist".into(),
+                detail: String::new(),
+                hint: "h".into(),
+            },
+        ] {
+            assert_eq!(Response::decode(&resp.encode()), Ok(resp.clone()));
+            assert_eq!(resp.is_last(), !matches!(resp, Response::Data { .. }));
+        }
+    }
+
+    #[test]
+    fn sqlstates_unpack() {
+        let pack = |s: &str| {
+            s.bytes().enumerate().map(|(i, c)| (((c - b'0') & 0x3f) as i32) << (6 * i)).sum::<i32>()
+        };
+        for s in ["42P01", "57014", "00000", "XX000", "22012", "28P01"] {
+            assert_eq!(sqlstate_text(pack(s)), s);
+        }
+    }
+
+    #[test]
+    fn truncated_extended_or_unknown_messages_are_malformed() {
+        let good =
+            Response::Error { sqlstate: "X".into(), message: "m".into(), detail: "".into(), hint: "".into() };
+        let bytes = good.encode();
+        for cut in 0..bytes.len() {
+            assert_eq!(Response::decode(&bytes[..cut]), Err(Malformed), "cut at {cut}");
+        }
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert_eq!(Response::decode(&longer), Err(Malformed));
+        assert_eq!(Request::decode(b"X"), Err(Malformed));
+        assert_eq!(Request::decode(&[b'Q', 5, 0, 0, 0, b'a']), Err(Malformed));
+        // Not UTF-8.
+        assert_eq!(Request::decode(&[b'Q', 1, 0, 0, 0, 0xff]), Err(Malformed));
+    }
+}
