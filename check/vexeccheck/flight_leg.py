@@ -128,7 +128,11 @@ class Session:
             return f"{type(e).__name__}: {e}"
 
     def close(self):
-        self.client.close()
+        """End the session (Flight's CloseSession, as ADBC's driver does), then the client."""
+        try:
+            list(self.client.do_action(flight.Action("CloseSession", b""), self.options))
+        finally:
+            self.client.close()
 
 
 def server_log(c: Cluster) -> str:
@@ -149,6 +153,8 @@ STATEMENT_SETUP = [
     "ALTER TABLE flight_rls ENABLE ROW LEVEL SECURITY",
     "CREATE POLICY mine ON flight_rls USING (owner = current_user)",
     "GRANT SELECT ON flight_rls TO flight_alice",
+    "CREATE TABLE flight_tx (a int)",
+    "GRANT SELECT, INSERT, UPDATE ON flight_tx TO flight_alice",
 ]
 
 
@@ -255,6 +261,91 @@ def statements(c: Cluster, r: LegResult) -> None:
               str(t.to_pylist()))
     except Exception as e:
         check("ADBC", False, f"{type(e).__name__}: {e}")
+    adbc_updates_and_transactions(c, check)
+
+
+def sessions(c: Cluster) -> int:
+    with psycopg.connect(c.dsn("postgres")) as conn:
+        return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'vexec_flight session'"
+                            ).fetchone()[0]
+
+
+def adbc_updates_and_transactions(c: Cluster, check) -> None:
+    """Statements without rows, updates with their counts, transactions
+    (ADBC's DB-API connection runs with autocommit off, in Flight SQL
+    transactions), and GetSqlInfo, through ADBC's driver."""
+    import adbc_driver_flightsql.dbapi as flightsql
+    kw = {"username": "flight_alice", "password": "alice pw", "adbc.flight.sql.rpc.call_header.database": "flight_db"}
+
+    def pg_rows():
+        with psycopg.connect(c.dsn("flight_db")) as conn:
+            return [a for (a,) in conn.execute("SELECT a FROM flight_tx ORDER BY a").fetchall()]
+
+    try:
+        with flightsql.connect(f"grpc://127.0.0.1:{FLIGHT_PORT}", db_kwargs=kw, autocommit=True) as conn:
+            cur = conn.cursor()
+            cur.execute("CREATE TEMP TABLE t_local (a int)")
+            cur.fetch_arrow_table()
+            cur.execute("INSERT INTO t_local SELECT generate_series(1, 10)")
+            check("DDL and DML through a statement query", cur.fetch_arrow_table().num_columns == 0)
+            stmt = cur.adbc_statement
+            stmt.set_sql_query("UPDATE t_local SET a = a + 1 WHERE a <= 5")
+            check("execute_update's row count", stmt.execute_update() == 5)
+            cur.execute("SELECT sum(a) AS s FROM t_local")
+            check("the session's temp table", cur.fetch_arrow_table().column(0).to_pylist() == [60])
+            cur.execute("BEGIN")
+            try:
+                cur.fetch_arrow_table()
+                check("BEGIN as a statement", False, "accepted")
+            except Exception as e:
+                check("BEGIN as a statement", "transaction control statements are not supported" in str(e), str(e))
+            check("the session's process", sessions(c) == 1, str(sessions(c)))
+            info = conn.adbc_get_info()
+            check("GetSqlInfo", info.get("vendor_name") == "PostgreSQL (vexec_flight)"
+                  and str(info.get("vendor_version", "")).startswith("19"), str(info))
+        time.sleep(0.5)
+        check("CloseSession ends the session's process", sessions(c) == 0, str(sessions(c)))
+        with flightsql.connect(f"grpc://127.0.0.1:{FLIGHT_PORT}", db_kwargs=kw) as conn:  # autocommit off
+            cur = conn.cursor()
+            cur.execute("INSERT INTO flight_tx VALUES (1)")
+            cur.fetch_arrow_table()
+            check("uncommitted rows are not seen", pg_rows() == [], str(pg_rows()))
+            conn.rollback()
+            cur.execute("INSERT INTO flight_tx VALUES (2)")
+            cur.fetch_arrow_table()
+            conn.commit()
+            check("rollback then commit", pg_rows() == [2], str(pg_rows()))
+            cur.execute("INSERT INTO flight_tx VALUES (3)")
+            cur.fetch_arrow_table()
+            try:
+                cur.execute("SELECT 1 / 0 AS x")
+                cur.fetch_arrow_table()
+            except Exception:
+                pass
+            try:
+                cur.execute("SELECT 1 AS x")
+                cur.fetch_arrow_table()
+                e = ""
+            except Exception as ex:
+                e = str(ex)
+            check("a failed transaction ignores commands", "current transaction is aborted" in e, e)
+            try:
+                conn.commit()
+                e = ""
+            except Exception as ex:
+                e = str(ex)
+            check("COMMIT of a failed transaction is refused", "rolled back" in e and pg_rows() == [2],
+                  f"{e} {pg_rows()}")
+        # (ADBC's driver does not begin a new transaction after a failed commit:
+        # a new connection.)
+        with flightsql.connect(f"grpc://127.0.0.1:{FLIGHT_PORT}", db_kwargs=kw) as conn:
+            cur = conn.cursor()
+            cur.execute("INSERT INTO flight_tx VALUES (4)")
+            cur.fetch_arrow_table()
+            conn.commit()
+            check("a new transaction after it", pg_rows() == [2, 4], str(pg_rows()))
+    except Exception as e:
+        check("ADBC updates and transactions", False, f"{type(e).__name__}: {e}")
 
 
 def leg_flight(state: str) -> LegResult:

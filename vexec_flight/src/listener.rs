@@ -73,7 +73,11 @@ pub extern "C-unwind" fn vexec_flight_listener_main(_arg: pg_sys::Datum) {
     for s in [&wake_read, &wake_write] {
         s.set_nonblocking(true).unwrap_or_else(|e| error!("vexec_flight: socketpair: {e}"));
     }
-    let service = Service::new(Arc::new(MainThread::new(jobs, wake_write)));
+    // SAFETY: reads a GUC's value on the main thread.
+    let version =
+        unsafe { CStr::from_ptr(pg_sys::GetConfigOption(c"server_version".as_ptr(), false, false)) };
+    let service = Service::new(Arc::new(MainThread::new(jobs, wake_write)), &version.to_string_lossy())
+        .unwrap_or_else(|e| error!("vexec_flight: {e}"));
     let (stop, stopped) = oneshot::channel();
     let grpc = std::thread::Builder::new()
         .name("vexec_flight grpc".into())
@@ -131,6 +135,10 @@ pub extern "C-unwind" fn vexec_flight_listener_main(_arg: pg_sys::Datum) {
                     let _ = reply.send(listener.login(&login));
                 }
                 Job::Run { token, request, answer } => listener.enqueue(&token, request, answer),
+                Job::Close { token, reply } => {
+                    listener.sessions.remove(&token);
+                    let _ = reply.send(());
+                }
             }
         }
         listener.pump();

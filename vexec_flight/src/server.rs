@@ -7,16 +7,24 @@ use std::io::Write;
 use std::net::SocketAddr;
 use std::os::unix::net::UnixStream;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
+use arrow_flight::encode::FlightDataEncoderBuilder;
 use arrow_flight::flight_service_server::FlightServiceServer;
-use arrow_flight::sql::server::FlightSqlService;
-use arrow_flight::sql::{CommandStatementQuery, ProstMessageExt, SqlInfo, TicketStatementQuery};
+use arrow_flight::sql::metadata::{SqlInfoData, SqlInfoDataBuilder};
+use arrow_flight::sql::server::{FlightSqlService, PeekableFlightDataStream};
+use arrow_flight::sql::{
+    ActionBeginTransactionRequest, ActionBeginTransactionResult, ActionEndTransactionRequest,
+    CommandGetSqlInfo, CommandStatementQuery, CommandStatementUpdate, EndTransaction, ProstMessageExt,
+    SqlInfo, SqlSupportedTransaction, TicketStatementQuery,
+};
 use arrow_flight::{
-    FlightData, FlightDescriptor, FlightEndpoint, FlightInfo, HandshakeRequest, HandshakeResponse, Ticket,
+    Action, FlightData, FlightDescriptor, FlightEndpoint, FlightInfo, HandshakeRequest, HandshakeResponse,
+    Ticket,
 };
 use arrow_schema::Schema;
-use futures::Stream;
+use futures::{Stream, StreamExt};
 use prost::Message;
 use tokio::sync::mpsc as mpsc_async;
 use tokio::sync::oneshot;
@@ -30,6 +38,11 @@ pub enum Job {
     Login {
         login: LoginRequest,
         reply: oneshot::Sender<Result<String, Status>>,
+    },
+    /// End the session of `token` (if it still exists).
+    Close {
+        token: String,
+        reply: oneshot::Sender<()>,
     },
     /// A request for the session of `token`; its answer comes on `answer`.
     Run {
@@ -133,14 +146,52 @@ pub fn status_of(sqlstate: &str, message: &str, detail: &str, hint: &str) -> Sta
 
 pub struct Service {
     main: Arc<MainThread>,
+    /// GetSqlInfo's answer.
+    sql_info: SqlInfoData,
 }
 
+/// Transaction ids: unique in the listener's life (a session checks that a
+/// command names its own open transaction).
+static NEXT_TRANSACTION: AtomicU64 = AtomicU64::new(1);
+
 impl Service {
-    pub fn new(main: Arc<MainThread>) -> Service {
-        Service { main }
+    /// `server_version`: PostgreSQL's, for GetSqlInfo.
+    pub fn new(main: Arc<MainThread>, server_version: &str) -> Result<Service, String> {
+        let mut info = SqlInfoDataBuilder::new();
+        info.append(SqlInfo::FlightSqlServerName, "PostgreSQL (vexec_flight)");
+        info.append(SqlInfo::FlightSqlServerVersion, server_version);
+        info.append(SqlInfo::FlightSqlServerArrowVersion, "1.5");
+        info.append(SqlInfo::FlightSqlServerReadOnly, false);
+        info.append(SqlInfo::FlightSqlServerSql, true);
+        info.append(SqlInfo::FlightSqlServerSubstrait, false);
+        info.append(SqlInfo::FlightSqlServerTransaction, SqlSupportedTransaction::Transaction as i32);
+        info.append(SqlInfo::FlightSqlServerCancel, false);
+        info.append(SqlInfo::SqlIdentifierQuoteChar, "\"");
+        let sql_info = info.build().map_err(|e| e.to_string())?;
+        Ok(Service { main, sql_info })
+    }
+
+    /// The rows count of a request answered by `Done` alone.
+    async fn outcome(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        request: wire::Request,
+    ) -> Result<u64, Status> {
+        let mut answer = self.run(metadata, request)?;
+        while let Some(m) = answer.next().await {
+            match m {
+                wire::Response::Data { .. } => {}
+                wire::Response::Done { rows } => return Ok(rows),
+                wire::Response::Error { sqlstate, message, detail, hint } => {
+                    return Err(status_of(&sqlstate, &message, &detail, &hint));
+                }
+            }
+        }
+        Err(Status::unavailable("the session ended"))
     }
 
     /// Hand `request` to the session of the call's token.
+
     fn run(&self, metadata: &tonic::metadata::MetadataMap, request: wire::Request) -> Result<Answer, Status> {
         let token = token_of(metadata)?;
         let (answer, messages) = mpsc_async::channel(ANSWER_CHANNEL);
@@ -150,6 +201,7 @@ impl Service {
 }
 
 type DoGetStream = Pin<Box<dyn Stream<Item = Result<FlightData, Status>> + Send>>;
+type DoActionStream = Pin<Box<dyn Stream<Item = Result<arrow_flight::Result, Status>> + Send>>;
 
 type HandshakeStream = Pin<Box<dyn Stream<Item = Result<HandshakeResponse, Status>> + Send>>;
 
@@ -202,8 +254,9 @@ impl FlightSqlService for Service {
         query: CommandStatementQuery,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        let mut answer =
-            self.run(request.metadata(), wire::Request::Describe { sql: query.query.clone() })?;
+        let transaction = query.transaction_id.clone().unwrap_or_default().to_vec();
+        let describe = wire::Request::Describe { sql: query.query.clone(), transaction: transaction.clone() };
+        let mut answer = self.run(request.metadata(), describe)?;
         let mut schema = None;
         while let Some(m) = answer.next().await {
             match m {
@@ -218,7 +271,9 @@ impl FlightSqlService for Service {
             }
         }
         let schema = schema.ok_or_else(|| Status::unavailable("the session ended"))?;
-        let ticket = TicketStatementQuery { statement_handle: query.query.into_bytes().into() };
+        // The ticket carries the query and its transaction, as the session's request.
+        let handle = wire::Request::Query { sql: query.query, transaction }.encode();
+        let ticket = TicketStatementQuery { statement_handle: handle.into() };
         let endpoint = FlightEndpoint::new().with_ticket(Ticket::new(ticket.as_any().encode_to_vec()));
         let info = FlightInfo::new()
             .try_with_schema(&schema)
@@ -234,9 +289,11 @@ impl FlightSqlService for Service {
         ticket: TicketStatementQuery,
         request: Request<Ticket>,
     ) -> Result<Response<DoGetStream>, Status> {
-        let sql = String::from_utf8(ticket.statement_handle.to_vec())
-            .map_err(|_| Status::invalid_argument("the ticket is not a query of this server"))?;
-        let answer = self.run(request.metadata(), wire::Request::Query { sql })?;
+        let query = match wire::Request::decode(&ticket.statement_handle) {
+            Ok(q @ wire::Request::Query { .. }) => q,
+            _ => return Err(Status::invalid_argument("the ticket is not a query of this server")),
+        };
+        let answer = self.run(request.metadata(), query)?;
         let stream = futures::stream::unfold(Some(answer), |answer| async move {
             let mut answer = answer?;
             match answer.next().await? {
@@ -255,6 +312,94 @@ impl FlightSqlService for Service {
             }
         });
         Ok(Response::new(Box::pin(stream) as DoGetStream))
+    }
+
+    /// Statements run for their effect (DDL, DML); the rows processed.
+    async fn do_put_statement_update(
+        &self,
+        command: CommandStatementUpdate,
+        request: Request<PeekableFlightDataStream>,
+    ) -> Result<i64, Status> {
+        let transaction = command.transaction_id.unwrap_or_default().to_vec();
+        let rows = self
+            .outcome(request.metadata(), wire::Request::Update { sql: command.query, transaction })
+            .await?;
+        Ok(rows as i64)
+    }
+
+    /// Open a transaction: the session's later commands that name its id
+    /// run in it (a PostgreSQL transaction block); commands without an id
+    /// are refused while it is open, as one session runs one transaction.
+    async fn do_action_begin_transaction(
+        &self,
+        _query: ActionBeginTransactionRequest,
+        request: Request<Action>,
+    ) -> Result<ActionBeginTransactionResult, Status> {
+        let id = NEXT_TRANSACTION.fetch_add(1, Ordering::Relaxed).to_be_bytes().to_vec();
+        self.outcome(request.metadata(), wire::Request::Begin { transaction: id.clone() }).await?;
+        Ok(ActionBeginTransactionResult { transaction_id: id.into() })
+    }
+
+    async fn do_action_end_transaction(
+        &self,
+        query: ActionEndTransactionRequest,
+        request: Request<Action>,
+    ) -> Result<(), Status> {
+        let commit = match EndTransaction::try_from(query.action) {
+            Ok(EndTransaction::Commit) => true,
+            Ok(EndTransaction::Rollback) => false,
+            _ => return Err(Status::invalid_argument("EndTransaction needs COMMIT or ROLLBACK")),
+        };
+        let end = wire::Request::End { transaction: query.transaction_id.to_vec(), commit };
+        self.outcome(request.metadata(), end).await?;
+        Ok(())
+    }
+
+    async fn get_flight_info_sql_info(
+        &self,
+        query: CommandGetSqlInfo,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        token_of(request.metadata())?;
+        let endpoint = FlightEndpoint::new().with_ticket(Ticket::new(query.as_any().encode_to_vec()));
+        let info = FlightInfo::new()
+            .try_with_schema(query.into_builder(&self.sql_info).schema().as_ref())
+            .map_err(|e| Status::internal(e.to_string()))?
+            .with_endpoint(endpoint)
+            .with_descriptor(request.into_inner());
+        Ok(Response::new(info))
+    }
+
+    async fn do_get_sql_info(
+        &self,
+        query: CommandGetSqlInfo,
+        request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        token_of(request.metadata())?;
+        let builder = query.into_builder(&self.sql_info);
+        let schema = builder.schema();
+        let batch = builder.build().map_err(|e| Status::internal(e.to_string()))?;
+        let stream = FlightDataEncoderBuilder::new()
+            .with_schema(schema)
+            .build(futures::stream::once(async { Ok(batch) }))
+            .map(|r| r.map_err(|e| Status::internal(e.to_string())));
+        Ok(Response::new(Box::pin(stream) as DoGetStream))
+    }
+
+    /// Flight's `CloseSession` (clients call it when they close): the
+    /// session ends now, its server process with it, rather than at the
+    /// idle timeout.
+    async fn do_action_fallback(&self, request: Request<Action>) -> Result<Response<DoActionStream>, Status> {
+        if request.get_ref().r#type != "CloseSession" {
+            return Err(Status::invalid_argument(format!("unknown action {:?}", request.get_ref().r#type)));
+        }
+        let token = token_of(request.metadata())?;
+        let (reply, answer) = oneshot::channel();
+        self.main.send(Job::Close { token, reply })?;
+        answer.await.map_err(|_| Status::unavailable("the server is shutting down"))?;
+        // CloseSessionResult { status: CLOSED (1) }, field 1 as a varint.
+        let body = arrow_flight::Result { body: vec![0x08, 0x01].into() };
+        Ok(Response::new(Box::pin(futures::stream::iter([Ok(body)])) as DoActionStream))
     }
 
     async fn register_sql_info(&self, _id: i32, _result: &SqlInfo) {}

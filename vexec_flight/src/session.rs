@@ -20,6 +20,7 @@ use arrow_flight::{FlightData, SchemaAsIpc};
 use arrow_ipc::writer::{CompressionContext, DictionaryTracker, IpcDataGenerator, IpcWriteOptions};
 use arrow_schema::Schema;
 use pgrx::pg_sys;
+use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use vexec_core::arrow::egress_abi::{EgressApiV1, EgressConsumerV1, RENDEZVOUS};
 use vexec_core::arrow::stream::batch_from_c;
@@ -251,6 +252,8 @@ pub extern "C-unwind" fn vexec_flight_session_main(arg: pg_sys::Datum) {
             pg_sys::GucSource::PGC_S_SESSION,
         );
         let out = Outbox(outbox);
+        // The id of the open Flight SQL transaction, if any.
+        let mut open: Option<Vec<u8>> = None;
         if !out.send(&Response::Done { rows: 0 }) {
             return;
         }
@@ -263,7 +266,7 @@ pub extern "C-unwind" fn vexec_flight_session_main(arg: pg_sys::Datum) {
                 return; // the listener ended the session
             }
             let answer = match Request::decode(std::slice::from_raw_parts(data.cast::<u8>(), len)) {
-                Ok(req) => run(&req, &out),
+                Ok(req) => answer(&req, &out, &mut open),
                 Err(_) => Response::Error {
                     sqlstate: "08P01".into(),
                     message: "vexec_flight: a malformed request".into(),
@@ -295,69 +298,230 @@ impl Outbox {
     }
 }
 
-/// Run one request in its own transaction (statement_timeout armed as a
-/// backend arms it); the answer's last message.
-fn run(req: &Request, out: &Outbox) -> Response {
-    let (sql, describe) = match req {
-        Request::Describe { sql } => (sql, true),
-        Request::Query { sql } => (sql, false),
-    };
-    let Ok(query) = CString::new(sql.as_str()) else {
+/// Answer one request; the answer's last message. `open` is the session's
+/// open transaction block (Flight SQL's transaction id), if any.
+fn answer(req: &Request, out: &Outbox, open: &mut Option<Vec<u8>>) -> Response {
+    let done = Response::Done { rows: 0 };
+    match req {
+        Request::Begin { transaction } => {
+            if open.is_some() {
+                return error_response(
+                    "25001",
+                    "there is already a transaction in progress in this session".into(),
+                );
+            }
+            // As BEGIN does: the block stays open across the commands that follow.
+            // SAFETY: the worker's main thread, no transaction open.
+            let r = guarded(|| unsafe {
+                pg_sys::StartTransactionCommand();
+                pg_sys::BeginTransactionBlock();
+                pg_sys::CommitTransactionCommand();
+            });
+            r.map(|_| *open = Some(transaction.clone())).map_or_else(|e| e, |_| done)
+        }
+        Request::End { transaction, commit } => {
+            if open.as_ref() != Some(transaction) {
+                return error_response(
+                    "25P01",
+                    "there is no such transaction in progress in this session".into(),
+                );
+            }
+            *open = None;
+            // SAFETY: the worker's main thread, inside the open block.
+            let r = guarded(|| unsafe {
+                pg_sys::StartTransactionCommand();
+                let committed = if *commit {
+                    pg_sys::EndTransactionBlock(false)
+                } else {
+                    pg_sys::UserAbortTransactionBlock(false);
+                    true
+                };
+                pg_sys::CommitTransactionCommand();
+                committed
+            });
+            match r {
+                Err(e) => e,
+                // COMMIT of a failed block rolls it back (its command tag says ROLLBACK); a
+                // Flight client has no tag to read, so it is told.
+                Ok(false) => error_response(
+                    "40000",
+                    "the transaction was rolled back, as an error had aborted it: nothing was committed"
+                        .into(),
+                ),
+                Ok(true) => done,
+            }
+        }
+        Request::Describe { sql, transaction }
+        | Request::Query { sql, transaction }
+        | Request::Update { sql, transaction } => {
+            match open {
+                None if !transaction.is_empty() => {
+                    return error_response(
+                        "25P01",
+                        "there is no such transaction in progress in this session".into(),
+                    );
+                }
+                Some(id) if id != transaction => {
+                    return error_response(
+                        "25001",
+                        "a transaction is in progress in this session: its statements must name it".into(),
+                    );
+                }
+                // SAFETY: reads the transaction state, on the main thread.
+                Some(_) if unsafe { pg_sys::IsAbortedTransactionBlockState() } => {
+                    return error_response(
+                        "25P02",
+                        "current transaction is aborted, commands ignored until end of transaction block"
+                            .into(),
+                    );
+                }
+                _ => {}
+            }
+            let kind = match req {
+                Request::Describe { .. } => Kind::Describe,
+                Request::Query { .. } => Kind::Query,
+                _ => Kind::Update,
+            };
+            run(sql, kind, out)
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Describe,
+    Query,
+    Update,
+}
+
+/// Run `f` (which starts and ends its transaction command); an ERROR it
+/// raises aborts the transaction (a block goes to its failed state, as
+/// PostgreSQL's does) and comes back as the Error response.
+fn guarded<R>(f: impl FnOnce() -> R) -> Result<R, Response> {
+    let f = AssertUnwindSafe(f);
+    PgTryBuilder::new(move || Ok(f()))
+        .catch_others(|e| {
+            // SAFETY: the ERROR left the current transaction command aborted; its statement
+            // timeout goes with it.
+            unsafe {
+                backend::disable_timeout(backend::STATEMENT_TIMEOUT, false);
+                pg_sys::AbortCurrentTransaction();
+            }
+            let r = match &e {
+                pg_sys::panic::CaughtError::PostgresError(r)
+                | pg_sys::panic::CaughtError::ErrorReport(r)
+                | pg_sys::panic::CaughtError::RustPanic { ereport: r, .. } => r,
+            };
+            Err(Response::Error {
+                sqlstate: sqlstate_text(r.sql_error_code() as i32),
+                message: r.message().to_string(),
+                detail: r.detail().unwrap_or_default().to_string(),
+                hint: r.hint().unwrap_or_default().to_string(),
+            })
+        })
+        .execute()
+}
+
+/// Run one statement request as a transaction command (statement_timeout
+/// armed as a backend arms it; in an open block, one command of it). A
+/// statement that returns rows goes through vexec's egress; any other (DDL,
+/// DML without RETURNING, several statements) through SPI, as PostgreSQL's
+/// simple query protocol would run it, its result an empty schema.
+fn run(sql: &str, kind: Kind, out: &Outbox) -> Response {
+    let Ok(query) = CString::new(sql) else {
         return error_response("22021", "the statement contains a NUL byte".into());
     };
     let mut sink = Sink { out, rows: 0, dictionaries: DictionaryTracker::new(false) };
     let sink_ptr: *mut Sink = &mut sink;
-    let body = AssertUnwindSafe(move || {
-        // SAFETY: the worker's main thread, between statements (no transaction open); sink
-        // outlives the call.
-        unsafe {
-            pg_sys::SetCurrentStatementStartTimestamp();
-            pg_sys::StartTransactionCommand();
-            if pg_sys::StatementTimeout > 0 {
-                backend::enable_timeout_after(backend::STATEMENT_TIMEOUT, pg_sys::StatementTimeout);
-            }
-            pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
-            pg_sys::pgstat_report_activity(pg_sys::BackendState::STATE_RUNNING, query.as_ptr());
+    // SAFETY: the worker's main thread, between commands; sink outlives the call.
+    let r = guarded(|| unsafe {
+        pg_sys::SetCurrentStatementStartTimestamp();
+        pg_sys::StartTransactionCommand();
+        if pg_sys::StatementTimeout > 0 {
+            backend::enable_timeout_after(backend::STATEMENT_TIMEOUT, pg_sys::StatementTimeout);
+        }
+        pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
+        pg_sys::pgstat_report_activity(pg_sys::BackendState::STATE_RUNNING, query.as_ptr());
+        let sink = &mut *sink_ptr;
+        if kind != Kind::Update && returns_rows(&query) {
             let api = egress_api();
             let consumer = EgressConsumerV1 { ctx: sink_ptr.cast(), on_schema, on_batch };
             // vexec's functions report an ERROR by longjmp: turn it into a
-            // panic here, so this frame's state unwinds and the catch below runs.
+            // panic here, so this frame's state unwinds and the catch runs.
             pg_sys::ffi::pg_guard_ffi_boundary(|| {
-                if describe {
+                if kind == Kind::Describe {
                     (api.describe)(query.as_ptr(), &consumer);
                 } else {
                     (api.run)(query.as_ptr(), 0, &consumer);
                 }
             });
-            pg_sys::PopActiveSnapshot();
-            backend::disable_timeout(backend::STATEMENT_TIMEOUT, false);
-            pg_sys::CommitTransactionCommand();
+        } else {
+            if kind != Kind::Update {
+                sink.send(SchemaAsIpc::new(&Schema::empty(), &IpcWriteOptions::default()).into());
+            }
+            if kind != Kind::Describe {
+                sink.rows = execute(&query);
+            }
         }
+        pg_sys::PopActiveSnapshot();
+        backend::disable_timeout(backend::STATEMENT_TIMEOUT, false);
+        pg_sys::CommitTransactionCommand();
     });
-    let outcome = PgTryBuilder::new(|| {
-        body();
-        None
-    })
-    .catch_others(|e| {
-        // SAFETY: the ERROR left this statement's transaction aborted; its timeout goes with it.
-        unsafe {
-            backend::disable_timeout(backend::STATEMENT_TIMEOUT, false);
-            pg_sys::AbortCurrentTransaction();
+    r.map_or_else(|e| e, |_| Response::Done { rows: sink.rows })
+}
+
+/// Whether `query` is one statement that returns rows (a SELECT, or DML
+/// with RETURNING), from its plan.
+///
+/// # Safety
+/// Inside a transaction with an active snapshot.
+unsafe fn returns_rows(query: &CStr) -> bool {
+    // SAFETY: this function's contract; SPI is connected and finished here (an ERROR in
+    // between is cleaned up by the transaction's abort).
+    unsafe {
+        pg_sys::SPI_connect();
+        let plan = pg_sys::SPI_prepare(query.as_ptr(), 0, std::ptr::null_mut());
+        if plan.is_null() {
+            spi_error(pg_sys::SPI_result);
         }
-        let r = match &e {
-            pg_sys::panic::CaughtError::PostgresError(r)
-            | pg_sys::panic::CaughtError::ErrorReport(r)
-            | pg_sys::panic::CaughtError::RustPanic { ereport: r, .. } => r,
-        };
-        Some(Response::Error {
-            sqlstate: sqlstate_text(r.sql_error_code() as i32),
-            message: r.message().to_string(),
-            detail: r.detail().unwrap_or_default().to_string(),
-            hint: r.hint().unwrap_or_default().to_string(),
-        })
-    })
-    .execute();
-    outcome.unwrap_or(Response::Done { rows: sink.rows })
+        let rows = pg_sys::SPI_is_cursor_plan(plan);
+        pg_sys::SPI_finish();
+        rows
+    }
+}
+
+/// Run `query` (one or more statements) for its effect; the rows the last
+/// statement processed.
+///
+/// # Safety
+/// As [`returns_rows`].
+unsafe fn execute(query: &CStr) -> u64 {
+    // SAFETY: as returns_rows.
+    unsafe {
+        pg_sys::SPI_connect();
+        let rc = pg_sys::SPI_execute(query.as_ptr(), false, 0);
+        if rc < 0 {
+            spi_error(rc);
+        }
+        let rows = pg_sys::SPI_processed;
+        pg_sys::SPI_finish();
+        rows
+    }
+}
+
+/// SPI's refusals (transaction control, say) as PostgreSQL's error.
+fn spi_error(code: i32) -> ! {
+    // SAFETY: SPI_result_code_string returns a static string for any code.
+    let what = unsafe { CStr::from_ptr(pg_sys::SPI_result_code_string(code)) }.to_string_lossy();
+    let message = if code == pg_sys::SPI_ERROR_TRANSACTION {
+        "transaction control statements are not supported over Flight SQL's statements (use its transaction actions)"
+            .to_string()
+    } else {
+        format!("the statement could not run: {what}")
+    };
+    ErrorReport::new(PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED, message, "vexec_flight")
+        .report(PgLogLevel::ERROR);
+    unreachable!()
 }
 
 fn error_response(sqlstate: &str, message: String) -> Response {

@@ -5,18 +5,28 @@
 //! message header and its body), so the listener forwards them as
 //! `FlightData` without decoding.
 
-/// What the listener asks a session worker.
+/// What the listener asks a session worker. `transaction` is the id of the
+/// Flight SQL transaction a statement belongs to (empty: autocommit).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Request {
     /// The schema of a query's result, from its plan (nothing runs).
-    Describe { sql: String },
-    /// Run a query; its result as Arrow.
-    Query { sql: String },
+    Describe { sql: String, transaction: Vec<u8> },
+    /// Run a query; its result as Arrow (a statement that returns no rows
+    /// runs too, with an empty schema).
+    Query { sql: String, transaction: Vec<u8> },
+    /// Run statements for their effect; the answer is `Done` with the rows
+    /// they processed.
+    Update { sql: String, transaction: Vec<u8> },
+    /// Open a transaction block named `transaction`.
+    Begin { transaction: Vec<u8> },
+    /// Commit or roll back the open transaction block.
+    End { transaction: Vec<u8>, commit: bool },
 }
 
 /// What a session worker answers, in order: for a Describe, `Data` (the
 /// schema) then `Done`; for a Query, `Data` pieces (the schema, then
-/// batches) then `Done`; or `Error` at any point, which ends the answer.
+/// batches) then `Done`; for an Update, `Done`; or `Error` at any point,
+/// which ends the answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Response {
     /// One IPC message: Flight's `data_header` and `data_body`.
@@ -78,13 +88,24 @@ impl Request {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
         match self {
-            Request::Describe { sql } => {
-                out.push(b'D');
+            Request::Describe { sql, transaction }
+            | Request::Query { sql, transaction }
+            | Request::Update { sql, transaction } => {
+                out.push(match self {
+                    Request::Describe { .. } => b'D',
+                    Request::Query { .. } => b'Q',
+                    _ => b'U',
+                });
                 put(&mut out, sql.as_bytes());
+                put(&mut out, transaction);
             }
-            Request::Query { sql } => {
-                out.push(b'Q');
-                put(&mut out, sql.as_bytes());
+            Request::Begin { transaction } => {
+                out.push(b'B');
+                put(&mut out, transaction);
+            }
+            Request::End { transaction, commit } => {
+                out.push(if *commit { b'C' } else { b'R' });
+                put(&mut out, transaction);
             }
         }
         out
@@ -94,8 +115,11 @@ impl Request {
         let (&tag, rest) = msg.split_first().ok_or(Malformed)?;
         let mut r = Reader(rest);
         let req = match tag {
-            b'D' => Request::Describe { sql: r.string()? },
-            b'Q' => Request::Query { sql: r.string()? },
+            b'D' => Request::Describe { sql: r.string()?, transaction: r.bytes()?.to_vec() },
+            b'Q' => Request::Query { sql: r.string()?, transaction: r.bytes()?.to_vec() },
+            b'U' => Request::Update { sql: r.string()?, transaction: r.bytes()?.to_vec() },
+            b'B' => Request::Begin { transaction: r.bytes()?.to_vec() },
+            b'C' | b'R' => Request::End { transaction: r.bytes()?.to_vec(), commit: tag == b'C' },
             _ => return Err(Malformed),
         };
         r.end()?;
@@ -152,9 +176,14 @@ mod tests {
 
     #[test]
     fn requests_and_responses_round_trip() {
-        for req in
-            [Request::Describe { sql: "SELECT 1".into() }, Request::Query { sql: "SELECT 'é', ''".into() }]
-        {
+        for req in [
+            Request::Describe { sql: "SELECT 1".into(), transaction: vec![] },
+            Request::Query { sql: "SELECT 'é', ''".into(), transaction: vec![1, 2] },
+            Request::Update { sql: "INSERT INTO t VALUES (1)".into(), transaction: vec![] },
+            Request::Begin { transaction: vec![7; 8] },
+            Request::End { transaction: vec![7; 8], commit: true },
+            Request::End { transaction: vec![], commit: false },
+        ] {
             assert_eq!(Request::decode(&req.encode()), Ok(req));
         }
         for resp in [
@@ -197,6 +226,8 @@ mod tests {
         assert_eq!(Request::decode(b"X"), Err(Malformed));
         assert_eq!(Request::decode(&[b'Q', 5, 0, 0, 0, b'a']), Err(Malformed));
         // Not UTF-8.
-        assert_eq!(Request::decode(&[b'Q', 1, 0, 0, 0, 0xff]), Err(Malformed));
+        assert_eq!(Request::decode(&[b'Q', 1, 0, 0, 0, 0xff, 0, 0, 0, 0]), Err(Malformed));
+        // A query without its transaction field.
+        assert_eq!(Request::decode(&[b'Q', 1, 0, 0, 0, b'x']), Err(Malformed));
     }
 }
