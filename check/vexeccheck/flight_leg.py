@@ -52,13 +52,13 @@ SETUP = [
 ]
 
 
-def flight_cluster(state: str) -> Cluster:
+def flight_cluster(state: str, tls: dict[str, str] | None = None) -> Cluster:
     c = Cluster("/usr/lib/postgresql/19/bin", os.path.join(state, "flight-pgdata"), PORT,
                 libraries=("vexec_flight",),
                 settings={"vexec_flight.port": str(FLIGHT_PORT), "vexec_flight.listen_addresses": "'127.0.0.1'",
                           "vexec_flight.max_sessions": str(MAX_SESSIONS),
                           # Each session is a background worker.
-                          "max_worker_processes": "20"})
+                          "max_worker_processes": "20", **(tls or {})})
     if c.running():
         c.stop()
     if os.path.exists(c.datadir):
@@ -74,9 +74,12 @@ def flight_cluster(state: str) -> Cluster:
     return c
 
 
-def login(user: str, password: str, database: str | None = "flight_db"):
+def login(user: str, password: str, database: str | None = "flight_db", tls_ca: bytes | None = None):
     """(token, None) or (None, the Flight error)."""
-    client = flight.FlightClient(f"grpc://127.0.0.1:{FLIGHT_PORT}")
+    if tls_ca is None:
+        client = flight.FlightClient(f"grpc://127.0.0.1:{FLIGHT_PORT}")
+    else:
+        client = flight.FlightClient(f"grpc+tls://127.0.0.1:{FLIGHT_PORT}", tls_root_certs=tls_ca)
     headers = [(b"database", database.encode())] if database is not None else []
     try:
         key, value = client.authenticate_basic_token(user, password, flight.FlightCallOptions(headers=headers))
@@ -348,6 +351,58 @@ def adbc_updates_and_transactions(c: Cluster, check) -> None:
         check("ADBC updates and transactions", False, f"{type(e).__name__}: {e}")
 
 
+def leg_flight_tls(state: str, r: LegResult) -> None:
+    """The endpoint over TLS (a test CA's certificate for 127.0.0.1): hostssl
+    lines match, hostnossl ones do not; plain clients are refused."""
+    import trustme
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    tls_dir = os.path.join(state, "flight-tls")
+    os.makedirs(tls_dir, exist_ok=True)
+    cert.private_key_pem.write_to_path(os.path.join(tls_dir, "server.key"))
+    cert.cert_chain_pems[0].write_to_path(os.path.join(tls_dir, "server.crt"))
+    settings = {"vexec_flight.ssl_cert_file": f"'{tls_dir}/server.crt'",
+                "vexec_flight.ssl_key_file": f"'{tls_dir}/server.key'"}
+    c = flight_cluster(state, settings)
+    with open(os.path.join(c.datadir, "pg_hba.conf"), "w") as f:
+        f.write("local all all trust\n"
+                "hostnossl all flight_alice 127.0.0.1/32 reject\n"
+                "hostssl all flight_trust 127.0.0.1/32 trust\n"
+                "hostssl all all 127.0.0.1/32 scram-sha-256\n")
+    with psycopg.connect(c.dsn("postgres"), autocommit=True) as conn:
+        conn.execute("SELECT pg_reload_conf()")
+    time.sleep(1)
+    ca_pem = ca.cert_pem.bytes()
+    try:
+        for _ in range(100):
+            if "Arrow Flight SQL listening on port" in server_log(c):
+                break
+            time.sleep(0.1)
+
+        def check(what, ok, detail=""):
+            r.queries += 1
+            r.ok() if ok else r.fail(f"{what}: {detail}")
+
+        token, err = login("flight_alice", "alice pw", tls_ca=ca_pem)
+        check("TLS: scram on a hostssl line", token is not None, str(err))
+        token, err = login("flight_trust", "", tls_ca=ca_pem)
+        check("TLS: trust on a hostssl line", token is not None, str(err))
+        token, err = login("flight_alice", "wrong", tls_ca=ca_pem)
+        check("TLS: a wrong password", token is None and "password authentication failed" in str(err), str(err))
+        token, err = login("flight_alice", "alice pw")
+        check("TLS: a plain client is refused", token is None, str(err))
+        client = flight.FlightClient(f"grpc+tls://127.0.0.1:{FLIGHT_PORT}", tls_root_certs=ca_pem)
+        key, value = client.authenticate_basic_token(
+            "flight_alice", "alice pw", flight.FlightCallOptions(headers=[(b"database", b"flight_db")]))
+        opts = flight.FlightCallOptions(headers=[(key, value)])
+        info = client.get_flight_info(flight.FlightDescriptor.for_command(statement_query("SELECT 42 AS x")), opts)
+        got = client.do_get(info.endpoints[0].ticket, opts).read_all().column(0).to_pylist()
+        check("TLS: a query", got == [42], str(got))
+        client.close()
+    finally:
+        c.stop()
+
+
 def leg_flight(state: str) -> LegResult:
     r = LegResult("flight")
     c = flight_cluster(state)
@@ -459,5 +514,6 @@ def leg_flight(state: str) -> LegResult:
             r.ok()
     finally:
         c.stop()
+    leg_flight_tls(state, r)
     log(f"flight: {r.passed} passed, {r.failed} failed")
     return r

@@ -76,12 +76,14 @@ pub extern "C-unwind" fn vexec_flight_listener_main(_arg: pg_sys::Datum) {
     // SAFETY: reads a GUC's value on the main thread.
     let version =
         unsafe { CStr::from_ptr(pg_sys::GetConfigOption(c"server_version".as_ptr(), false, false)) };
-    let service = Service::new(Arc::new(MainThread::new(jobs, wake_write)), &version.to_string_lossy())
-        .unwrap_or_else(|e| error!("vexec_flight: {e}"));
+    let tls = tls_files();
+    let service =
+        Service::new(Arc::new(MainThread::new(jobs, wake_write)), tls.is_some(), &version.to_string_lossy())
+            .unwrap_or_else(|e| error!("vexec_flight: {e}"));
     let (stop, stopped) = oneshot::channel();
     let grpc = std::thread::Builder::new()
         .name("vexec_flight grpc".into())
-        .spawn(move || server::run(listeners, service, stopped))
+        .spawn(move || server::run(listeners, tls, service, stopped))
         .unwrap_or_else(|e| error!("vexec_flight: could not start the gRPC thread: {e}"));
 
     let mut listener = Listener {
@@ -93,7 +95,10 @@ pub extern "C-unwind" fn vexec_flight_listener_main(_arg: pg_sys::Datum) {
         sessions: HashMap::new(),
         max_sessions: settings::MAX_SESSIONS.get() as usize,
     };
-    log!("vexec_flight: Arrow Flight SQL listening on port {port}");
+    log!(
+        "vexec_flight: Arrow Flight SQL listening on port {port}{}",
+        if settings::string(&settings::SSL_CERT_FILE).is_empty() { "" } else { " (TLS)" }
+    );
     let mut buf = [0u8; 256];
     loop {
         // SAFETY: the worker's own latch, on its main thread; the socket is ours and open.
@@ -150,6 +155,21 @@ pub extern "C-unwind" fn vexec_flight_listener_main(_arg: pg_sys::Datum) {
     if let Ok(Err(e)) = grpc.join() {
         log!("vexec_flight: the gRPC server stopped: {e}");
     }
+}
+
+/// The TLS certificate and key, when `ssl_cert_file` is set (a file that
+/// cannot be read stops the listener, as a bad ssl_cert_file stops the
+/// postmaster).
+fn tls_files() -> Option<server::Tls> {
+    let cert = settings::string(&settings::SSL_CERT_FILE);
+    if cert.is_empty() {
+        return None;
+    }
+    let key = settings::string(&settings::SSL_KEY_FILE);
+    let read = |what: &str, path: &str| {
+        std::fs::read(path).unwrap_or_else(|e| error!("vexec_flight: could not read {what} \"{path}\": {e}"))
+    };
+    Some(server::Tls { cert: read("ssl_cert_file", &cert), key: read("ssl_key_file", &key) })
 }
 
 /// Listening sockets for `addresses` (as `listen_addresses`: `*` for every

@@ -146,6 +146,8 @@ pub fn status_of(sqlstate: &str, message: &str, detail: &str, hint: &str) -> Sta
 
 pub struct Service {
     main: Arc<MainThread>,
+    /// Whether connections are TLS (all are, or none).
+    tls: bool,
     /// GetSqlInfo's answer.
     sql_info: SqlInfoData,
 }
@@ -156,7 +158,7 @@ static NEXT_TRANSACTION: AtomicU64 = AtomicU64::new(1);
 
 impl Service {
     /// `server_version`: PostgreSQL's, for GetSqlInfo.
-    pub fn new(main: Arc<MainThread>, server_version: &str) -> Result<Service, String> {
+    pub fn new(main: Arc<MainThread>, tls: bool, server_version: &str) -> Result<Service, String> {
         let mut info = SqlInfoDataBuilder::new();
         info.append(SqlInfo::FlightSqlServerName, "PostgreSQL (vexec_flight)");
         info.append(SqlInfo::FlightSqlServerVersion, server_version);
@@ -168,7 +170,7 @@ impl Service {
         info.append(SqlInfo::FlightSqlServerCancel, false);
         info.append(SqlInfo::SqlIdentifierQuoteChar, "\"");
         let sql_info = info.build().map_err(|e| e.to_string())?;
-        Ok(Service { main, sql_info })
+        Ok(Service { main, tls, sql_info })
     }
 
     /// The rows count of a request answered by `Done` alone.
@@ -236,7 +238,7 @@ impl FlightSqlService for Service {
         let mut messages = request.into_inner();
         while messages.message().await?.is_some() {}
         let (reply, answer) = oneshot::channel();
-        let login = LoginRequest { peer, tls: false, user, password, database };
+        let login = LoginRequest { peer, tls: self.tls, user, password, database };
         self.main.send(Job::Login { login, reply })?;
         let token = answer.await.map_err(|_| Status::unavailable("the server is shutting down"))??;
         let bearer = MetadataValue::try_from(format!("Bearer {token}"))
@@ -405,9 +407,17 @@ impl FlightSqlService for Service {
     async fn register_sql_info(&self, _id: i32, _result: &SqlInfo) {}
 }
 
-/// Serve `listeners` until `stop` fires (the helper thread's body).
+/// A PEM certificate chain and private key.
+pub struct Tls {
+    pub cert: Vec<u8>,
+    pub key: Vec<u8>,
+}
+
+/// Serve `listeners` (over TLS with `tls`) until `stop` fires (the helper
+/// thread's body).
 pub fn run(
     listeners: Vec<std::net::TcpListener>,
+    tls: Option<Tls>,
     service: Service,
     stop: oneshot::Receiver<()>,
 ) -> Result<(), String> {
@@ -420,7 +430,14 @@ pub fn run(
             let l = tokio::net::TcpListener::from_std(l).map_err(|e| e.to_string())?;
             incoming.push(tokio_stream::wrappers::TcpListenerStream::new(l));
         }
-        tonic::transport::Server::builder()
+        let mut builder = tonic::transport::Server::builder();
+        if let Some(t) = tls {
+            let identity = tonic::transport::Identity::from_pem(t.cert, t.key);
+            builder = builder
+                .tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))
+                .map_err(|e| e.to_string())?;
+        }
+        builder
             .add_service(FlightServiceServer::new(service))
             .serve_with_incoming_shutdown(futures::stream::select_all(incoming), async {
                 let _ = stop.await;

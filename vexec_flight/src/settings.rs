@@ -14,6 +14,10 @@ pub static LISTEN_ADDRESSES: GucSetting<Option<CString>> =
     GucSetting::<Option<CString>>::new(Some(c"localhost"));
 /// The most Flight SQL sessions (logins with a live token) at once.
 pub static MAX_SESSIONS: GucSetting<i32> = GucSetting::<i32>::new(64);
+/// TLS: the server's certificate chain and private key (PEM files); unset,
+/// the endpoint speaks plain HTTP/2.
+pub static SSL_CERT_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+pub static SSL_KEY_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 /// Seconds a session's token stays valid without being used.
 pub static SESSION_IDLE_TIMEOUT: GucSetting<i32> = GucSetting::<i32>::new(3600);
 /// The database the listener connects to, to read pg_hba.conf's rules and
@@ -49,6 +53,22 @@ pub fn register() {
         10_000,
         GucContext::Postmaster,
         GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"vexec_flight.ssl_cert_file",
+        c"PEM file of the Arrow Flight SQL endpoint's TLS certificate chain (unset: no TLS).",
+        c"",
+        &SSL_CERT_FILE,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"vexec_flight.ssl_key_file",
+        c"PEM file of the Arrow Flight SQL endpoint's TLS private key.",
+        c"",
+        &SSL_KEY_FILE,
+        GucContext::Postmaster,
+        GucFlags::SUPERUSER_ONLY,
     );
     GucRegistry::define_int_guc(
         c"vexec_flight.session_idle_timeout",
