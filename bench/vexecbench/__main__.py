@@ -209,11 +209,15 @@ def cmd_demo(args) -> int:
 def cmd_egress(args) -> int:
     os.makedirs(args.results, exist_ok=True)
     cl = cluster_from(args)
+    if args.flight:
+        cl.libraries = ("vexec_flight",)
+        cl.options = egress.flight_options()
+    cl.stop()  # (re)started with the libraries this run wants
     cl.start(preload=True)
     try:
         out_csv = os.path.join(args.results, f"{args.sha}-{time.strftime('%Y%m%dT%H%M%S')}-egress.csv")
         egress.run(cl, args.state, args.sf, args.seed, args.sessions, args.hot, args.batch_rows, out_csv, args.sha,
-                   parse_list(args.modes), args.with_copy)
+                   parse_list(args.modes), args.with_copy, args.flight)
     finally:
         cl.stop()
     return 0
@@ -275,6 +279,8 @@ def main(argv=None) -> int:
     eg.add_argument("--hot", type=positive_int, default=2)
     eg.add_argument("--batch-rows", type=positive_int, default=8192)
     eg.add_argument("--modes", default="off", help="vexec.mode values to run the Arrow way in")
+    eg.add_argument("--flight", action="store_true",
+                    help="also through vexec_flight (ADBC Flight SQL) and ADBC's PostgreSQL driver")
     eg.add_argument("--no-copy", dest="with_copy", action="store_false", help="leave out the COPY way")
     eg.add_argument("--sha", default="unknown")
     eg.add_argument("--results", required=True)

@@ -41,6 +41,9 @@ class Cluster:
         self.port = port
         self.libraries = libraries
         self.server_settings = {**SERVER_SETTINGS, **(settings or {})}
+        # Settings given on the command line at each start (for a cluster
+        # initialized before they were wanted).
+        self.options: dict[str, str] = {}
         self.preload: bool | None = None   # None: not started by us
 
     def dsn(self, db: str, user: str | None = None) -> str:
@@ -72,7 +75,8 @@ class Cluster:
                 return
             self.stop()
         spl = ",".join(self.libraries + (("vexec",) if preload else ()))
-        r = self._pg_ctl("-o", f"-p {self.port} -c shared_preload_libraries='{spl}'",
+        opts = "".join(f" -c {k}={v}" for k, v in self.options.items())
+        r = self._pg_ctl("-o", f"-p {self.port} -c shared_preload_libraries='{spl}'{opts}",
                          "-l", os.path.join(self.datadir, "server.log"), "-w", "-t", "120", "start",
                          check=False)
         if r.returncode != 0:

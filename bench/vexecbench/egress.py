@@ -1,19 +1,24 @@
 """The Arrow egress benchmark (`python -m vexecbench egress`, `make
-bench-egress`): a whole table into a client's memory, two ways, side by
+bench-egress`): a whole table into a client's memory, several ways, side by
 side in each session:
 
 - `arrow-<mode>`: `SELECT vexec.arrow_ipc_stream('SELECT * FROM <table>')`
   in binary format, each piece read by pyarrow as it arrives (zero-copy
   record batches), with `vexec.mode` at each of `--modes` (in auto and force
   a VecScan at the top of the plan hands its batches to the egress);
+- `flight-<mode>`: the same query through vexec_flight (Arrow Flight SQL)
+  by ADBC's Flight SQL driver into an Arrow table (`--flight`);
+- `adbc-copy`: the same query by ADBC's PostgreSQL driver into an Arrow
+  table (it reads `COPY ... (FORMAT binary)` over pgwire; `--flight`);
 - `copy`: `COPY (SELECT * FROM <table>) TO STDOUT (FORMAT binary)` read by
   psycopg into Python rows (what a pgwire client that wants all the values
-  does).
+  does; `--with-copy`).
 
 Each run ends with the whole table in the client (an Arrow table, a list
 of rows) and checks the row count. Results: one CSV row per run."""
 
 import csv
+import getpass
 import os
 import time
 
@@ -39,6 +44,41 @@ def _arrow(conn, table: str, batch_rows: int) -> int:
     return pa.Table.from_batches(batches, schema=schema).num_rows
 
 
+# vexec_flight's port on the benchmark cluster.
+FLIGHT_PORT = 5495
+
+
+def flight_options() -> dict[str, str]:
+    """Server options that turn vexec_flight on (it must be preloaded)."""
+    return {"vexec_flight.port": str(FLIGHT_PORT), "vexec_flight.listen_addresses": "127.0.0.1"}
+
+
+def _connect(cluster: Cluster, method: str, db: str):
+    """A connection for `method`, set up (vexec.mode) once per session."""
+    if method.startswith("flight-"):
+        import adbc_driver_flightsql.dbapi as flightsql
+        conn = flightsql.connect(f"grpc://127.0.0.1:{FLIGHT_PORT}", autocommit=True, db_kwargs={
+            "username": getpass.getuser(), "password": "", "adbc.flight.sql.rpc.call_header.database": db})
+        with conn.cursor() as cur:
+            cur.execute(f"SET vexec.mode = {method.removeprefix('flight-')}")
+            cur.fetch_arrow_table()
+        return conn
+    if method == "adbc-copy":
+        import adbc_driver_postgresql.dbapi as pgadbc
+        return pgadbc.connect(f"postgresql://{getpass.getuser()}@/{db}?host={cluster.datadir}&port={cluster.port}",
+                              autocommit=True)
+    conn = psycopg.connect(cluster.dsn(db), autocommit=True)
+    if method.startswith("arrow-"):
+        conn.execute(f"SET vexec.mode = {method.removeprefix('arrow-')}")
+    return conn
+
+
+def _adbc(conn, table: str) -> int:
+    with conn.cursor() as cur:
+        cur.execute(f"SELECT * FROM {table}")
+        return cur.fetch_arrow_table().num_rows
+
+
 def _copy(conn, table: str, types: list[int]) -> int:
     rows = []
     with conn.cursor() as cur:
@@ -49,7 +89,7 @@ def _copy(conn, table: str, types: list[int]) -> int:
 
 
 def run(cluster: Cluster, state: str, sf: float, seed: int, sessions: int, hot: int, batch_rows: int,
-        out_csv: str, sha: str, modes: list[str], with_copy: bool) -> list[dict]:
+        out_csv: str, sha: str, modes: list[str], with_copy: bool, with_flight: bool = False) -> list[dict]:
     ds = Dataset("tpch", sf)
     datasets.ensure_loaded(cluster, state, ds, seed)
     table = "lineitem"
@@ -65,16 +105,22 @@ def run(cluster: Cluster, state: str, sf: float, seed: int, sessions: int, hot: 
             c.execute(f"SET vexec.mode = {mode}")
             top = c.execute(f"EXPLAIN (COSTS OFF) SELECT * FROM {table}").fetchone()[0]
             print(f"[bench] egress plan in mode {mode}: {top}", flush=True)
-    methods = [f"arrow-{m}" for m in modes] + (["copy"] if with_copy else [])
+    methods = [f"arrow-{m}" for m in modes]
+    if with_flight:
+        methods += [f"flight-{m}" for m in modes] + ["adbc-copy"]
+    methods += ["copy"] if with_copy else []
     results = []
     for session in range(sessions):
         for method in methods:
-            with psycopg.connect(cluster.dsn(ds.name), autocommit=True) as conn:
-                if method.startswith("arrow-"):
-                    conn.execute(f"SET vexec.mode = {method.removeprefix('arrow-')}")
+            with _connect(cluster, method, ds.name) as conn:
                 for i in range(hot + 1):  # the first run warms the caches
                     t0 = time.perf_counter()
-                    n = _arrow(conn, table, batch_rows) if method != "copy" else _copy(conn, table, types)
+                    if method.startswith("arrow-"):
+                        n = _arrow(conn, table, batch_rows)
+                    elif method == "copy":
+                        n = _copy(conn, table, types)
+                    else:
+                        n = _adbc(conn, table)
                     ms = (time.perf_counter() - t0) * 1000
                     if n != expected:
                         raise SystemExit(f"[bench] egress {method}: {n} rows, expected {expected}")
@@ -88,9 +134,10 @@ def run(cluster: Cluster, state: str, sf: float, seed: int, sessions: int, hot: 
         w.writerows(results)
     best = {m: min(r["ms"] for r in results if r["method"] == m and not r["cold"]) for m in methods}
     summary = ", ".join(f"{m} {ms:,.0f} ms" for m, ms in best.items())
-    if "copy" in best:
-        summary += "; " + ", ".join(f"{m} {best['copy'] / ms:.2f}x faster than copy"
-                                    for m, ms in best.items() if m != "copy")
+    for base in ("adbc-copy", "copy"):
+        if base in best:
+            summary += "; " + ", ".join(f"{m} {best[base] / ms:.2f}x faster than {base}"
+                                        for m, ms in best.items() if m not in ("copy", "adbc-copy"))
     print(f"[bench] egress {ds.name}.{table} ({expected:,} rows x {len(types)} columns), best hot run: "
           f"{summary}; {os.path.basename(out_csv)}", flush=True)
     return results

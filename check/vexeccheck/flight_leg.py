@@ -234,6 +234,29 @@ def statements(c: Cluster, r: LegResult) -> None:
         worker.join(20)
         check("pg_cancel_backend", "canceling statement due to user request" in result.get("e", ""), str(result))
         check("the session goes on after a cancel", s.query("SELECT 3 AS x").column(0).to_pylist() == [3])
+        # CancelFlightInfo: the statement of a FlightInfo, while it runs; then it is over.
+        info = s.client.get_flight_info(
+            flight.FlightDescriptor.for_command(statement_query("SELECT pg_sleep(30)")), s.options)
+        result = {}
+
+        def fetch():
+            try:
+                s.client.do_get(info.endpoints[0].ticket, s.options).read_all()
+                result["e"] = ""
+            except Exception as ex:
+                result["e"] = str(ex)
+        fetching = threading.Thread(target=fetch)
+        fetching.start()
+        time.sleep(1)
+        # (pyarrow has no cancel_flight_info: the action, by hand. Its result is
+        # CancelFlightInfoResult { status }: 1 CANCELLED, 3 NOT_CANCELLABLE.)
+        cancel = flight.Action("CancelFlightInfo", _field(1, info.serialize()))
+        res = [r.body.to_pybytes() for r in s.client.do_action(cancel, s.options)]
+        fetching.join(20)
+        check("CancelFlightInfo", res == [b"\x08\x01"]
+              and "canceling statement due to user request" in result.get("e", ""), f"{res} {result}")
+        res = [r.body.to_pybytes() for r in s.client.do_action(cancel, s.options)]
+        check("CancelFlightInfo after the end", res == [b"\x08\x03"], str(res))
         with psycopg.connect(c.dsn("flight_db"), autocommit=True) as conn:
             pids = [p for (p,) in conn.execute("SELECT pid FROM pg_stat_activity WHERE backend_type = "
                                                 "'vexec_flight session' AND usename = 'flight_alice'").fetchall()]
@@ -242,6 +265,22 @@ def statements(c: Cluster, r: LegResult) -> None:
         time.sleep(1)
         e = s.error("SELECT 4")
         check("after pg_terminate_backend", "session" in e and ("ended" in e or "expired" in e), e)
+        # Connection limits count pgwire backends and Flight sessions alike.
+        with psycopg.connect(c.dsn("flight_db"), autocommit=True) as conn:
+            conn.execute("ALTER ROLE flight_alice CONNECTION LIMIT 1")
+            conn.execute("ALTER DATABASE flight_md5db CONNECTION LIMIT 1")
+        s2 = Session("flight_alice", "alice pw")  # (s ended with pg_terminate_backend)
+        token, err = login("flight_alice", "alice pw")
+        check("role connection limit", token is None and 'too many connections for role "flight_alice"' in str(err),
+              str(err))
+        s2.close()
+        with psycopg.connect(c.dsn("flight_md5db", user="flight_md5")) as pg:
+            token, err = login("flight_md5", "md5 pw", "flight_md5db")
+            check("database connection limit, a pgwire backend counted",
+                  token is None and 'too many connections for database "flight_md5db"' in str(err), str(err))
+        with psycopg.connect(c.dsn("flight_db"), autocommit=True) as conn:
+            conn.execute("ALTER ROLE flight_alice CONNECTION LIMIT -1")
+            conn.execute("ALTER DATABASE flight_md5db CONNECTION LIMIT -1")
         # A token that was never given.
         bogus = flight.FlightCallOptions(headers=[(b"authorization", b"Bearer " + b"A" * 43)])
         try:
@@ -265,6 +304,28 @@ def statements(c: Cluster, r: LegResult) -> None:
     except Exception as e:
         check("ADBC", False, f"{type(e).__name__}: {e}")
     adbc_updates_and_transactions(c, check)
+
+
+def catalogs(conn, check) -> None:
+    """GetCatalogs, GetDbSchemas, GetTables (with schemas) and
+    GetTableTypes, through ADBC's metadata calls."""
+    types = conn.adbc_get_table_types()
+    check("table types", "TABLE" in types and "VIEW" in types, str(types))
+    objs = conn.adbc_get_objects(depth="catalogs").read_all().to_pylist()
+    check("catalogs: the session's database", [o["catalog_name"] for o in objs] == ["flight_db"], str(objs))
+    objs = conn.adbc_get_objects(depth="db_schemas").read_all().to_pylist()
+    schemas = {s["db_schema_name"] for o in objs for s in o["catalog_db_schemas"]}
+    check("schemas", {"public", "pg_catalog", "information_schema"} <= schemas and "pg_toast" not in schemas,
+          str(sorted(schemas)))
+    objs = conn.adbc_get_objects(depth="tables", db_schema_filter="public",
+                                 table_name_filter="flight\\_%").read_all().to_pylist()
+    tables = {(t["table_name"], t["table_type"]) for o in objs for s in o["catalog_db_schemas"]
+              for t in (s["db_schema_tables"] or [])}
+    want = {(t, "TABLE") for t in ("flight_open", "flight_secret", "flight_cols", "flight_rls", "flight_tx")}
+    check("tables, filtered by patterns", tables == want, str(sorted(tables)))
+    schema = conn.adbc_get_table_schema("flight_open", db_schema_filter="public")
+    check("a table's Arrow schema", [(f.name, str(f.type)) for f in schema] ==
+          [("id", "int32"), ("name", "string"), ("price", "decimal128(12, 2)"), ("day", "date32[day]")], str(schema))
 
 
 def sessions(c: Cluster) -> int:
@@ -302,6 +363,7 @@ def adbc_updates_and_transactions(c: Cluster, check) -> None:
                 check("BEGIN as a statement", False, "accepted")
             except Exception as e:
                 check("BEGIN as a statement", "transaction control statements are not supported" in str(e), str(e))
+            catalogs(conn, check)
             check("the session's process", sessions(c) == 1, str(sessions(c)))
             info = conn.adbc_get_info()
             check("GetSqlInfo", info.get("vendor_name") == "PostgreSQL (vexec_flight)"

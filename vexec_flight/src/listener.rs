@@ -32,6 +32,8 @@ const HELPER_CHECK_MS: std::ffi::c_long = 1000;
 
 /// A login that holds a token, and the worker that runs its statements.
 struct Session {
+    role: pg_sys::Oid,
+    database: pg_sys::Oid,
     worker: Worker,
     last_used: Instant,
     /// The request being answered, then those waiting (one at a time, in
@@ -43,6 +45,8 @@ struct Session {
 type AnswerTx = tokio::sync::mpsc::Sender<Response>;
 
 struct Active {
+    /// The request, encoded (what CancelFlightInfo names).
+    request: Vec<u8>,
     answer: AnswerTx,
     /// The request's bytes until the worker's queue took them.
     unsent: Option<Vec<u8>>,
@@ -140,6 +144,18 @@ pub extern "C-unwind" fn vexec_flight_listener_main(_arg: pg_sys::Datum) {
                     let _ = reply.send(listener.login(&login));
                 }
                 Job::Run { token, request, answer } => listener.enqueue(&token, request, answer),
+                Job::Cancel { token, request, reply } => {
+                    let running = listener.sessions.get(&token).and_then(|s| {
+                        s.active
+                            .as_ref()
+                            .filter(|a| a.request == request && a.unsent.is_none())
+                            .map(|_| &s.worker)
+                    });
+                    if let Some(worker) = running {
+                        worker.cancel();
+                    }
+                    let _ = reply.send(running.is_some());
+                }
                 Job::Close { token, reply } => {
                     listener.sessions.remove(&token);
                     let _ = reply.send(());
@@ -321,8 +337,16 @@ impl Refusal {
 
 impl Listener {
     fn login(&mut self, req: &LoginRequest) -> Result<String, Status> {
+        self.expire();
         let outcome = in_transaction(|| self.judge(req)).unwrap_or_else(|e| {
             Err(Refusal { message: format!("login failed: {e}"), sqlstate: "XX000", detail: None })
+        });
+        let outcome = outcome.and_then(|(role, database)| {
+            in_transaction(|| self.check_limits(req, role, database))
+                .unwrap_or_else(|e| {
+                    Err(Refusal { message: format!("login failed: {e}"), sqlstate: "XX000", detail: None })
+                })
+                .map(|_| (role, database))
         });
         let (role, database) = match outcome {
             Ok(ids) => ids,
@@ -334,7 +358,6 @@ impl Listener {
                 return Err(r.status());
             }
         };
-        self.expire();
         if self.sessions.len() >= self.max_sessions {
             return Err(Refusal {
                 message: format!(
@@ -356,7 +379,14 @@ impl Listener {
             return Err(Status::internal("could not generate a session token"));
         }
         let token = login::token_from(&random);
-        let session = Session { worker, last_used: Instant::now(), active: None, queued: VecDeque::new() };
+        let session = Session {
+            role,
+            database,
+            worker,
+            last_used: Instant::now(),
+            active: None,
+            queued: VecDeque::new(),
+        };
         self.sessions.insert(token.clone(), session);
         // Successful logins are not logged by default, as pgwire's (log_connections).
         debug1!(
@@ -366,6 +396,61 @@ impl Listener {
             req.peer.ip()
         );
         Ok(token)
+    }
+
+    /// The role's and the database's connection limits, counting pgwire
+    /// backends and this endpoint's sessions (PostgreSQL counts only
+    /// regular backends against them, so a session's background worker would
+    /// not be checked). Superusers are exempt, as in PostgreSQL.
+    fn check_limits(
+        &self,
+        req: &LoginRequest,
+        role: pg_sys::Oid,
+        database: pg_sys::Oid,
+    ) -> Result<(), Refusal> {
+        let limits = Spi::connect(|client| {
+            let row = client
+                .select(
+                    "SELECT r.rolsuper, r.rolconnlimit, d.datconnlimit, \
+                       (SELECT count(*) FROM pg_stat_activity a \
+                         WHERE a.usesysid = r.oid AND a.backend_type = 'client backend'), \
+                       (SELECT count(*) FROM pg_stat_activity a \
+                         WHERE a.datid = d.oid AND a.backend_type = 'client backend') \
+                     FROM pg_authid r, pg_database d WHERE r.oid = $1 AND d.oid = $2",
+                    None,
+                    &[role.into(), database.into()],
+                )?
+                .first();
+            Ok::<_, pgrx::spi::Error>((
+                row.get::<bool>(1)?.unwrap_or(false),
+                row.get::<i32>(2)?.unwrap_or(-1),
+                row.get::<i32>(3)?.unwrap_or(-1),
+                row.get::<i64>(4)?.unwrap_or(0),
+                row.get::<i64>(5)?.unwrap_or(0),
+            ))
+        });
+        let Ok((superuser, role_limit, db_limit, role_backends, db_backends)) = limits else {
+            return Ok(()); // role or database dropped meanwhile: the worker's connection says so
+        };
+        if superuser {
+            return Ok(());
+        }
+        let ours = |f: &dyn Fn(&Session) -> bool| self.sessions.values().filter(|s| f(s)).count() as i64;
+        if role_limit >= 0 && role_backends + ours(&|s| s.role == role) >= role_limit as i64 {
+            return Err(Refusal {
+                message: format!("too many connections for role \"{}\"", req.user),
+                sqlstate: "53300",
+                detail: None,
+            });
+        }
+        if db_limit >= 0 && db_backends + ours(&|s| s.database == database) >= db_limit as i64 {
+            return Err(Refusal {
+                message: format!("too many connections for database \"{}\"", req.database),
+                sqlstate: "53300",
+                detail: None,
+            });
+        }
+        Ok(())
     }
 
     /// End the sessions idle longer than the timeout (their workers exit).
@@ -489,7 +574,9 @@ impl Session {
         loop {
             if self.active.is_none() {
                 let Some((request, answer)) = self.queued.pop_front() else { return true };
-                self.active = Some(Active { answer, unsent: Some(request.encode()), abandoned: false });
+                let request = request.encode();
+                self.active =
+                    Some(Active { answer, unsent: Some(request.clone()), request, abandoned: false });
             }
             let a = self.active.as_mut().expect("an active request");
             if let Some(bytes) = &a.unsent {

@@ -3,6 +3,7 @@
 //! [`Job`] for the listener's main thread, answered through a oneshot
 //! channel. Nothing here calls PostgreSQL.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::os::unix::net::UnixStream;
@@ -10,18 +11,22 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 
+use arrow_array::cast::AsArray;
+use arrow_array::StringArray;
 use arrow_flight::encode::FlightDataEncoderBuilder;
 use arrow_flight::flight_service_server::FlightServiceServer;
 use arrow_flight::sql::metadata::{SqlInfoData, SqlInfoDataBuilder};
 use arrow_flight::sql::server::{FlightSqlService, PeekableFlightDataStream};
 use arrow_flight::sql::{
     ActionBeginTransactionRequest, ActionBeginTransactionResult, ActionEndTransactionRequest,
-    CommandGetSqlInfo, CommandStatementQuery, CommandStatementUpdate, EndTransaction, ProstMessageExt,
-    SqlInfo, SqlSupportedTransaction, TicketStatementQuery,
+    CommandGetCatalogs, CommandGetDbSchemas, CommandGetSqlInfo, CommandGetTableTypes, CommandGetTables,
+    CommandStatementQuery, CommandStatementUpdate, EndTransaction, ProstMessageExt, SqlInfo,
+    SqlSupportedTransaction, TicketStatementQuery,
 };
+use arrow_flight::utils::flight_data_to_arrow_batch;
 use arrow_flight::{
-    Action, FlightData, FlightDescriptor, FlightEndpoint, FlightInfo, HandshakeRequest, HandshakeResponse,
-    Ticket,
+    Action, CancelFlightInfoRequest, CancelFlightInfoResult, CancelStatus, FlightData, FlightDescriptor,
+    FlightEndpoint, FlightInfo, HandshakeRequest, HandshakeResponse, Ticket,
 };
 use arrow_schema::Schema;
 use futures::{Stream, StreamExt};
@@ -31,13 +36,20 @@ use tokio::sync::oneshot;
 use tonic::metadata::MetadataValue;
 use tonic::{Code, Request, Response, Status, Streaming};
 use vexec_core::flight::login::{basic_credentials, bearer_token};
-use vexec_core::flight::wire;
+use vexec_core::flight::{catalog, wire};
 
 /// Work for the listener's main thread.
 pub enum Job {
     Login {
         login: LoginRequest,
         reply: oneshot::Sender<Result<String, Status>>,
+    },
+    /// Cancel the session's running statement if it is `request` (a
+    /// query's encoded request); whether it was running.
+    Cancel {
+        token: String,
+        request: Vec<u8>,
+        reply: oneshot::Sender<bool>,
     },
     /// End the session of `token` (if it still exists).
     Close {
@@ -173,6 +185,73 @@ impl Service {
         Ok(Service { main, tls, sql_info })
     }
 
+    /// The rows of a catalog query run in the session, every column text.
+    async fn catalog_rows(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        sql: &str,
+    ) -> Result<Vec<Vec<String>>, Status> {
+        let mut answer = self.run(metadata, wire::Request::Catalog { sql: sql.into(), describe: false })?;
+        let mut schema = None;
+        let mut rows = Vec::new();
+        while let Some(m) = answer.next().await {
+            match m {
+                wire::Response::Data { header, body } => {
+                    let data = FlightData {
+                        data_header: header.into(),
+                        data_body: body.into(),
+                        ..Default::default()
+                    };
+                    let Some(s) = &schema else {
+                        schema = Some(Arc::new(Schema::try_from(&data).map_err(internal)?));
+                        continue;
+                    };
+                    let batch = flight_data_to_arrow_batch(&data, Arc::clone(s), &HashMap::new())
+                        .map_err(internal)?;
+                    let columns: Vec<&StringArray> = batch
+                        .columns()
+                        .iter()
+                        .map(|c| {
+                            c.as_string_opt::<i32>().ok_or_else(|| internal("a catalog column is not text"))
+                        })
+                        .collect::<Result<_, _>>()?;
+                    for r in 0..batch.num_rows() {
+                        rows.push(columns.iter().map(|c| c.value(r).to_string()).collect());
+                    }
+                }
+                wire::Response::Done { .. } => return Ok(rows),
+                wire::Response::Error { sqlstate, message, detail, hint } => {
+                    return Err(status_of(&sqlstate, &message, &detail, &hint));
+                }
+            }
+        }
+        Err(Status::unavailable("the session ended"))
+    }
+
+    /// The result schema a describing request answers (its query planned
+    /// in the session).
+    async fn schema_of(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        request: wire::Request,
+    ) -> Result<Schema, Status> {
+        let mut answer = self.run(metadata, request)?;
+        let mut schema = None;
+        while let Some(m) = answer.next().await {
+            match m {
+                wire::Response::Data { header, .. } => {
+                    let data = FlightData { data_header: header.into(), ..Default::default() };
+                    schema = Some(Schema::try_from(&data).map_err(internal)?);
+                }
+                wire::Response::Done { .. } => return schema.ok_or_else(|| internal("no schema")),
+                wire::Response::Error { sqlstate, message, detail, hint } => {
+                    return Err(status_of(&sqlstate, &message, &detail, &hint));
+                }
+            }
+        }
+        Err(Status::unavailable("the session ended"))
+    }
+
     /// The rows count of a request answered by `Done` alone.
     async fn outcome(
         &self,
@@ -258,21 +337,7 @@ impl FlightSqlService for Service {
     ) -> Result<Response<FlightInfo>, Status> {
         let transaction = query.transaction_id.clone().unwrap_or_default().to_vec();
         let describe = wire::Request::Describe { sql: query.query.clone(), transaction: transaction.clone() };
-        let mut answer = self.run(request.metadata(), describe)?;
-        let mut schema = None;
-        while let Some(m) = answer.next().await {
-            match m {
-                wire::Response::Data { header, .. } => {
-                    let data = FlightData { data_header: header.into(), ..Default::default() };
-                    schema = Some(Schema::try_from(&data).map_err(|e| Status::internal(e.to_string()))?);
-                }
-                wire::Response::Done { .. } => break,
-                wire::Response::Error { sqlstate, message, detail, hint } => {
-                    return Err(status_of(&sqlstate, &message, &detail, &hint));
-                }
-            }
-        }
-        let schema = schema.ok_or_else(|| Status::unavailable("the session ended"))?;
+        let schema = self.schema_of(request.metadata(), describe).await?;
         // The ticket carries the query and its transaction, as the session's request.
         let handle = wire::Request::Query { sql: query.query, transaction }.encode();
         let ticket = TicketStatementQuery { statement_handle: handle.into() };
@@ -388,14 +453,140 @@ impl FlightSqlService for Service {
         Ok(Response::new(Box::pin(stream) as DoGetStream))
     }
 
+    async fn get_flight_info_catalogs(
+        &self,
+        query: CommandGetCatalogs,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let schema = query.clone().into_builder().schema();
+        catalog_info(request, query.as_any(), &schema)
+    }
+
+    async fn do_get_catalogs(
+        &self,
+        query: CommandGetCatalogs,
+        request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let rows = self.catalog_rows(request.metadata(), catalog::CATALOGS_SQL).await?;
+        let mut builder = query.into_builder();
+        rows.iter().for_each(|r| builder.append(&r[0]));
+        let schema = builder.schema();
+        batch_stream(schema, builder.build())
+    }
+
+    async fn get_flight_info_schemas(
+        &self,
+        query: CommandGetDbSchemas,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let schema = query.clone().into_builder().schema();
+        catalog_info(request, query.as_any(), &schema)
+    }
+
+    async fn do_get_schemas(
+        &self,
+        query: CommandGetDbSchemas,
+        request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let rows = self.catalog_rows(request.metadata(), catalog::SCHEMAS_SQL).await?;
+        let mut builder = query.into_builder();
+        rows.iter().for_each(|r| builder.append(&r[0], &r[1]));
+        let schema = builder.schema();
+        batch_stream(schema, builder.build())
+    }
+
+    async fn get_flight_info_tables(
+        &self,
+        query: CommandGetTables,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let schema = query.clone().into_builder().schema();
+        catalog_info(request, query.as_any(), &schema)
+    }
+
+    /// Tables (with their Arrow schemas when asked: each table's `SELECT *`
+    /// planned in the session), filtered by the command's patterns.
+    async fn do_get_tables(
+        &self,
+        query: CommandGetTables,
+        request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let rows = self.catalog_rows(request.metadata(), catalog::TABLES_SQL).await?;
+        let wanted = |r: &Vec<String>| {
+            query.catalog.as_ref().is_none_or(|c| *c == r[0])
+                && query.db_schema_filter_pattern.as_ref().is_none_or(|p| catalog::like(p, &r[1]))
+                && query.table_name_filter_pattern.as_ref().is_none_or(|p| catalog::like(p, &r[2]))
+                && (query.table_types.is_empty() || query.table_types.contains(&r[3]))
+        };
+        let include_schema = query.include_schema;
+        let metadata = request.metadata().clone();
+        let wanted: Vec<&Vec<String>> = rows.iter().filter(|r| wanted(r)).collect();
+        let mut builder = query.into_builder();
+        for r in wanted {
+            let table_schema = if include_schema {
+                let sql = catalog::select_all(&r[1], &r[2]);
+                self.schema_of(&metadata, wire::Request::Catalog { sql, describe: true }).await?
+            } else {
+                Schema::empty()
+            };
+            builder.append(&r[0], &r[1], &r[2], &r[3], &table_schema).map_err(internal)?;
+        }
+        let schema = builder.schema();
+        batch_stream(schema, builder.build())
+    }
+
+    async fn get_flight_info_table_types(
+        &self,
+        query: CommandGetTableTypes,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let schema = query.clone().into_builder().schema();
+        catalog_info(request, query.as_any(), &schema)
+    }
+
+    async fn do_get_table_types(
+        &self,
+        query: CommandGetTableTypes,
+        request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        token_of(request.metadata())?;
+        let mut builder = query.into_builder();
+        catalog::TABLE_TYPES.iter().for_each(|t| builder.append(t));
+        let schema = builder.schema();
+        batch_stream(schema, builder.build())
+    }
+
     /// Flight's `CloseSession` (clients call it when they close): the
     /// session ends now, its server process with it, rather than at the
     /// idle timeout.
+    ///
+    /// Flight's `CancelFlightInfo`: cancel the statement of the FlightInfo
+    /// if the session is running it (as pg_cancel_backend would).
     async fn do_action_fallback(&self, request: Request<Action>) -> Result<Response<DoActionStream>, Status> {
+        let token = token_of(request.metadata())?;
+        if request.get_ref().r#type == "CancelFlightInfo" {
+            let cancel = CancelFlightInfoRequest::decode(request.get_ref().body.as_ref())
+                .map_err(|e| Status::invalid_argument(e.to_string()))?;
+            let ticket = cancel
+                .info
+                .and_then(|info| info.endpoint.into_iter().next())
+                .and_then(|endpoint| endpoint.ticket)
+                .ok_or_else(|| Status::invalid_argument("the FlightInfo has no ticket"))?;
+            let handle = arrow_flight::sql::Any::decode(ticket.ticket.as_ref())
+                .ok()
+                .and_then(|any| any.unpack::<TicketStatementQuery>().ok().flatten())
+                .ok_or_else(|| Status::invalid_argument("the ticket is not a query of this server"))?;
+            let (reply, answer) = oneshot::channel();
+            self.main.send(Job::Cancel { token, request: handle.statement_handle.to_vec(), reply })?;
+            let cancelled = answer.await.map_err(|_| Status::unavailable("the server is shutting down"))?;
+            let status = if cancelled { CancelStatus::Cancelled } else { CancelStatus::NotCancellable };
+            let result = CancelFlightInfoResult::new(status);
+            let body = arrow_flight::Result { body: result.encode_to_vec().into() };
+            return Ok(Response::new(Box::pin(futures::stream::iter([Ok(body)])) as DoActionStream));
+        }
         if request.get_ref().r#type != "CloseSession" {
             return Err(Status::invalid_argument(format!("unknown action {:?}", request.get_ref().r#type)));
         }
-        let token = token_of(request.metadata())?;
         let (reply, answer) = oneshot::channel();
         self.main.send(Job::Close { token, reply })?;
         answer.await.map_err(|_| Status::unavailable("the server is shutting down"))?;
@@ -445,4 +636,38 @@ pub fn run(
             .await
             .map_err(|e| e.to_string())
     })
+}
+
+fn internal(e: impl std::fmt::Display) -> Status {
+    Status::internal(e.to_string())
+}
+
+/// The FlightInfo of a catalog command: its fixed schema, and a ticket that
+/// is the command itself.
+fn catalog_info(
+    request: Request<FlightDescriptor>,
+    command: arrow_flight::sql::Any,
+    schema: &Schema,
+) -> Result<Response<FlightInfo>, Status> {
+    token_of(request.metadata())?;
+    let endpoint = FlightEndpoint::new().with_ticket(Ticket::new(command.encode_to_vec()));
+    let info = FlightInfo::new()
+        .try_with_schema(schema)
+        .map_err(internal)?
+        .with_endpoint(endpoint)
+        .with_descriptor(request.into_inner());
+    Ok(Response::new(info))
+}
+
+/// One batch as a DoGet stream.
+fn batch_stream(
+    schema: arrow_schema::SchemaRef,
+    batch: Result<arrow_array::RecordBatch, impl std::fmt::Display>,
+) -> Result<Response<DoGetStream>, Status> {
+    let batch = batch.map_err(internal)?;
+    let stream = FlightDataEncoderBuilder::new()
+        .with_schema(schema)
+        .build(futures::stream::once(async { Ok(batch) }))
+        .map(|r| r.map_err(internal));
+    Ok(Response::new(Box::pin(stream) as DoGetStream))
 }

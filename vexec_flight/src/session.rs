@@ -351,6 +351,16 @@ fn answer(req: &Request, out: &Outbox, open: &mut Option<Vec<u8>>) -> Response {
                 Ok(true) => done,
             }
         }
+        Request::Catalog { sql, describe } => {
+            // SAFETY: reads the transaction state, on the main thread.
+            if open.is_some() && unsafe { pg_sys::IsAbortedTransactionBlockState() } {
+                return error_response(
+                    "25P02",
+                    "current transaction is aborted, commands ignored until end of transaction block".into(),
+                );
+            }
+            run(sql, if *describe { Kind::Describe } else { Kind::Query }, out)
+        }
         Request::Describe { sql, transaction }
         | Request::Query { sql, transaction }
         | Request::Update { sql, transaction } => {

@@ -17,6 +17,9 @@ pub enum Request {
     /// Run statements for their effect; the answer is `Done` with the rows
     /// they processed.
     Update { sql: String, transaction: Vec<u8> },
+    /// A catalog query (`describe`: only its schema), run in the session's
+    /// open transaction if it has one (catalog commands name none).
+    Catalog { sql: String, describe: bool },
     /// Open a transaction block named `transaction`.
     Begin { transaction: Vec<u8> },
     /// Commit or roll back the open transaction block.
@@ -99,6 +102,10 @@ impl Request {
                 put(&mut out, sql.as_bytes());
                 put(&mut out, transaction);
             }
+            Request::Catalog { sql, describe } => {
+                out.push(if *describe { b'd' } else { b'c' });
+                put(&mut out, sql.as_bytes());
+            }
             Request::Begin { transaction } => {
                 out.push(b'B');
                 put(&mut out, transaction);
@@ -118,6 +125,7 @@ impl Request {
             b'D' => Request::Describe { sql: r.string()?, transaction: r.bytes()?.to_vec() },
             b'Q' => Request::Query { sql: r.string()?, transaction: r.bytes()?.to_vec() },
             b'U' => Request::Update { sql: r.string()?, transaction: r.bytes()?.to_vec() },
+            b'c' | b'd' => Request::Catalog { sql: r.string()?, describe: tag == b'd' },
             b'B' => Request::Begin { transaction: r.bytes()?.to_vec() },
             b'C' | b'R' => Request::End { transaction: r.bytes()?.to_vec(), commit: tag == b'C' },
             _ => return Err(Malformed),
@@ -180,6 +188,8 @@ mod tests {
             Request::Describe { sql: "SELECT 1".into(), transaction: vec![] },
             Request::Query { sql: "SELECT 'é', ''".into(), transaction: vec![1, 2] },
             Request::Update { sql: "INSERT INTO t VALUES (1)".into(), transaction: vec![] },
+            Request::Catalog { sql: "SELECT 1".into(), describe: true },
+            Request::Catalog { sql: "SELECT 2".into(), describe: false },
             Request::Begin { transaction: vec![7; 8] },
             Request::End { transaction: vec![7; 8], commit: true },
             Request::End { transaction: vec![], commit: false },
