@@ -265,6 +265,27 @@ def statements(c: Cluster, r: LegResult) -> None:
         time.sleep(1)
         e = s.error("SELECT 4")
         check("after pg_terminate_backend", "session" in e and ("ended" in e or "expired" in e), e)
+        # A client that goes away in the middle of a stream: the statement is
+        # cancelled, the session is idle again and serves the next query.
+        t = Session("flight_alice", "alice pw")
+        info = t.client.get_flight_info(flight.FlightDescriptor.for_command(
+            statement_query("SELECT g, repeat('x', 100) AS pad FROM generate_series(1, 5000000) g")), t.options)
+        reader = t.client.do_get(info.endpoints[0].ticket, t.options)
+        first = reader.read_chunk()
+        reader.cancel()
+        idle = False
+        for _ in range(100):
+            with psycopg.connect(c.dsn("flight_db")) as conn:
+                states = [st for (st,) in conn.execute(
+                    "SELECT state FROM pg_stat_activity WHERE backend_type = 'vexec_flight session' "
+                    "AND query LIKE '%generate_series(1, 5000000)%'").fetchall()]
+            if states == ["idle"]:
+                idle = True
+                break
+            time.sleep(0.1)
+        check("a client gone mid-stream: the statement stops", first.data.num_rows > 0 and idle, str(states))
+        check("... and the session goes on", t.query("SELECT 6 AS x").column(0).to_pylist() == [6])
+        t.close()
         # Connection limits count pgwire backends and Flight sessions alike.
         with psycopg.connect(c.dsn("flight_db"), autocommit=True) as conn:
             conn.execute("ALTER ROLE flight_alice CONNECTION LIMIT 1")

@@ -120,6 +120,15 @@ impl Answer {
     }
 }
 
+/// A handler that stops listening (the client went away) tells the main
+/// thread, which cancels the statement and drops the rest of the answer.
+impl Drop for Answer {
+    fn drop(&mut self) {
+        self.messages.close();
+        self.main.wake();
+    }
+}
+
 /// The session token of a call's `authorization: Bearer` header.
 fn token_of(metadata: &tonic::metadata::MetadataMap) -> Result<String, Status> {
     metadata

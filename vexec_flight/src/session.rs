@@ -24,7 +24,7 @@ use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use vexec_core::arrow::egress_abi::{EgressApiV1, EgressConsumerV1, RENDEZVOUS};
 use vexec_core::arrow::stream::batch_from_c;
-use vexec_core::flight::wire::{sqlstate_text, Request, Response};
+use vexec_core::flight::wire::{self, sqlstate_text, Request, Response};
 
 /// Bytes of the listener-to-worker queue (requests are small).
 const REQUEST_QUEUE: usize = 64 * 1024;
@@ -467,7 +467,7 @@ fn run(sql: &str, kind: Kind, out: &Outbox) -> Response {
             });
         } else {
             if kind != Kind::Update {
-                sink.send(SchemaAsIpc::new(&Schema::empty(), &IpcWriteOptions::default()).into());
+                sink.send_schema(&Schema::empty());
             }
             if kind != Kind::Describe {
                 sink.rows = execute(&query);
@@ -562,11 +562,25 @@ struct Sink<'a> {
 }
 
 impl Sink<'_> {
-    fn send(&mut self, data: FlightData) {
-        let r = Response::Data { header: data.data_header.to_vec(), body: data.data_body.to_vec() };
-        if !self.out.send(&r) {
+    /// One IPC message (Flight's header and body), into the queue: the
+    /// body is copied once, as the second piece of the message.
+    fn send(&mut self, header: &[u8], body: &[u8]) {
+        let prefix = wire::data_prefix(header, body.len());
+        let mut pieces = [
+            pg_sys::shm_mq_iovec { data: prefix.as_ptr().cast(), len: prefix.len() },
+            pg_sys::shm_mq_iovec { data: body.as_ptr().cast(), len: body.len() },
+        ];
+        // SAFETY: the worker's attached queue; the pieces point into live buffers for the call.
+        // Waits on the worker's latch while the queue is full, checking interrupts.
+        let sent = unsafe { pg_sys::shm_mq_sendv(self.out.0, pieces.as_mut_ptr(), 2, false, false) };
+        if sent != pg_sys::shm_mq_result::SHM_MQ_SUCCESS {
             error!("vexec_flight: the session ended");
         }
+    }
+
+    fn send_schema(&mut self, schema: &Schema) {
+        let data: FlightData = SchemaAsIpc::new(schema, &IpcWriteOptions::default()).into();
+        self.send(&data.data_header, &data.data_body);
     }
 }
 
@@ -575,7 +589,7 @@ unsafe extern "C-unwind" fn on_schema(ctx: *mut c_void, schema: *mut FFI_ArrowSc
     // SAFETY: ctx is the Sink `run` passed; schema is live for the call (egress_abi's contract).
     let (sink, schema) = unsafe { (&mut *ctx.cast::<Sink>(), &*schema) };
     let schema = Schema::try_from(schema).unwrap_or_else(|e| error!("vexec_flight: {e}"));
-    sink.send(SchemaAsIpc::new(&schema, &IpcWriteOptions::default()).into());
+    sink.send_schema(&schema);
 }
 
 #[pg_guard]
@@ -601,8 +615,8 @@ unsafe extern "C-unwind" fn on_batch(
         )
         .unwrap_or_else(|e| error!("vexec_flight: {e}"));
     for d in dictionaries {
-        sink.send(d.into());
+        sink.send(&d.ipc_message, &d.arrow_data);
     }
-    sink.send(data.into());
+    sink.send(&data.ipc_message, &data.arrow_data);
     sink.rows += batch.num_rows() as u64;
 }

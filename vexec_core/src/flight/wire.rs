@@ -40,6 +40,17 @@ pub enum Response {
     Error { sqlstate: String, message: String, detail: String, hint: String },
 }
 
+/// The bytes of `Response::Data { header, body }` that come before the
+/// body: a sender writes them and the body as two pieces (shm_mq_sendv),
+/// so a batch's data is copied once, into the queue.
+pub fn data_prefix(header: &[u8], body_len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(9 + header.len());
+    out.push(b'd');
+    put(&mut out, header);
+    out.extend_from_slice(&(body_len as u32).to_le_bytes());
+    out
+}
+
 impl Response {
     /// Whether this message ends an answer.
     pub fn is_last(&self) -> bool {
@@ -210,6 +221,15 @@ mod tests {
             assert_eq!(Response::decode(&resp.encode()), Ok(resp.clone()));
             assert_eq!(resp.is_last(), !matches!(resp, Response::Data { .. }));
         }
+    }
+
+    #[test]
+    fn a_data_prefix_and_its_body_are_the_data_message() {
+        let (header, body) = (vec![5u8; 17], vec![9u8; 1000]);
+        let mut msg = data_prefix(&header, body.len());
+        msg.extend_from_slice(&body);
+        assert_eq!(msg, Response::Data { header: header.clone(), body: body.clone() }.encode());
+        assert_eq!(Response::decode(&msg), Ok(Response::Data { header, body }));
     }
 
     #[test]
