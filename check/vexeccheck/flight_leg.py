@@ -378,6 +378,20 @@ def adbc_updates_and_transactions(c: Cluster, check) -> None:
             check("execute_update's row count", stmt.execute_update() == 5)
             cur.execute("SELECT sum(a) AS s FROM t_local")
             check("the session's temp table", cur.fetch_arrow_table().column(0).to_pylist() == [60])
+            prepared = "SELECT count(*) AS n FROM t_local WHERE a <= 6"
+            cur.adbc_prepare(prepared)
+            runs = []
+            for _ in range(2):  # the cursor runs its prepared statement
+                cur.execute(prepared)
+                runs.append(cur.fetch_arrow_table().column(0).to_pylist())
+            check("a prepared statement, run twice", runs == [[6], [6]], str(runs))
+            try:
+                cur.execute("SELECT $1::int AS x", parameters=(5,))
+                cur.fetch_arrow_table()
+                e = ""
+            except Exception as ex:
+                e = str(ex)
+            check("parameters are refused, and say so", "does not take parameters" in e, e)
             cur.execute("BEGIN")
             try:
                 cur.fetch_arrow_table()

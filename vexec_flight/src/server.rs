@@ -18,16 +18,19 @@ use arrow_flight::flight_service_server::FlightServiceServer;
 use arrow_flight::sql::metadata::{SqlInfoData, SqlInfoDataBuilder};
 use arrow_flight::sql::server::{FlightSqlService, PeekableFlightDataStream};
 use arrow_flight::sql::{
-    ActionBeginTransactionRequest, ActionBeginTransactionResult, ActionEndTransactionRequest,
+    ActionBeginTransactionRequest, ActionBeginTransactionResult, ActionClosePreparedStatementRequest,
+    ActionCreatePreparedStatementRequest, ActionCreatePreparedStatementResult, ActionEndTransactionRequest,
     CommandGetCatalogs, CommandGetDbSchemas, CommandGetSqlInfo, CommandGetTableTypes, CommandGetTables,
-    CommandStatementQuery, CommandStatementUpdate, EndTransaction, ProstMessageExt, SqlInfo,
+    CommandPreparedStatementQuery, CommandPreparedStatementUpdate, CommandStatementQuery,
+    CommandStatementUpdate, DoPutPreparedStatementResult, EndTransaction, ProstMessageExt, SqlInfo,
     SqlSupportedTransaction, TicketStatementQuery,
 };
 use arrow_flight::utils::flight_data_to_arrow_batch;
 use arrow_flight::{
     Action, CancelFlightInfoRequest, CancelFlightInfoResult, CancelStatus, FlightData, FlightDescriptor,
-    FlightEndpoint, FlightInfo, HandshakeRequest, HandshakeResponse, Ticket,
+    FlightEndpoint, FlightInfo, HandshakeRequest, HandshakeResponse, IpcMessage, SchemaAsIpc, Ticket,
 };
+use arrow_ipc::writer::IpcWriteOptions;
 use arrow_schema::Schema;
 use futures::{Stream, StreamExt};
 use prost::Message;
@@ -370,24 +373,97 @@ impl FlightSqlService for Service {
             _ => return Err(Status::invalid_argument("the ticket is not a query of this server")),
         };
         let answer = self.run(request.metadata(), query)?;
-        let stream = futures::stream::unfold(Some(answer), |answer| async move {
-            let mut answer = answer?;
-            match answer.next().await? {
-                wire::Response::Data { header, body } => {
-                    let data = FlightData {
-                        data_header: header.into(),
-                        data_body: body.into(),
-                        ..Default::default()
-                    };
-                    Some((Ok(data), Some(answer)))
-                }
-                wire::Response::Done { .. } => None,
-                wire::Response::Error { sqlstate, message, detail, hint } => {
-                    Some((Err(status_of(&sqlstate, &message, &detail, &hint)), None))
-                }
+        Ok(Response::new(answer_stream(answer)))
+    }
+
+    /// A prepared statement: its handle is the query and transaction
+    /// themselves (the session's request, encoded), so the server keeps no
+    /// state for it; its result schema comes from planning it in the session.
+    /// Parameters are not supported yet: a query with `$n` is refused here.
+    async fn do_action_create_prepared_statement(
+        &self,
+        query: ActionCreatePreparedStatementRequest,
+        request: Request<Action>,
+    ) -> Result<ActionCreatePreparedStatementResult, Status> {
+        let transaction = query.transaction_id.unwrap_or_default().to_vec();
+        let describe = wire::Request::Describe { sql: query.query.clone(), transaction: transaction.clone() };
+        let schema = self.schema_of(request.metadata(), describe).await.map_err(no_parameters)?;
+        let IpcMessage(dataset_schema) =
+            SchemaAsIpc::new(&schema, &IpcWriteOptions::default()).try_into().map_err(internal)?;
+        let handle = wire::Request::Query { sql: query.query, transaction }.encode();
+        Ok(ActionCreatePreparedStatementResult {
+            prepared_statement_handle: handle.into(),
+            dataset_schema,
+            parameter_schema: Default::default(),
+        })
+    }
+
+    async fn do_action_close_prepared_statement(
+        &self,
+        _query: ActionClosePreparedStatementRequest,
+        request: Request<Action>,
+    ) -> Result<(), Status> {
+        token_of(request.metadata())?;
+        Ok(())
+    }
+
+    /// Binding parameters: refused when any are sent (not supported yet);
+    /// an empty binding keeps the handle.
+    async fn do_put_prepared_statement_query(
+        &self,
+        query: CommandPreparedStatementQuery,
+        request: Request<PeekableFlightDataStream>,
+    ) -> Result<DoPutPreparedStatementResult, Status> {
+        token_of(request.metadata())?;
+        let mut stream = request.into_inner();
+        while let Some(data) = stream.next().await {
+            if !data?.data_body.is_empty() {
+                return Err(parameters_unsupported());
             }
-        });
-        Ok(Response::new(Box::pin(stream) as DoGetStream))
+        }
+        Ok(DoPutPreparedStatementResult { prepared_statement_handle: Some(query.prepared_statement_handle) })
+    }
+
+    async fn get_flight_info_prepared_statement(
+        &self,
+        query: CommandPreparedStatementQuery,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let (sql, transaction) = prepared(&query.prepared_statement_handle)?;
+        let schema = self.schema_of(request.metadata(), wire::Request::Describe { sql, transaction }).await?;
+        let endpoint = FlightEndpoint::new().with_ticket(Ticket::new(query.as_any().encode_to_vec()));
+        let info = FlightInfo::new()
+            .try_with_schema(&schema)
+            .map_err(internal)?
+            .with_endpoint(endpoint)
+            .with_descriptor(request.into_inner());
+        Ok(Response::new(info))
+    }
+
+    async fn do_get_prepared_statement(
+        &self,
+        query: CommandPreparedStatementQuery,
+        request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let (sql, transaction) = prepared(&query.prepared_statement_handle)?;
+        let answer = self.run(request.metadata(), wire::Request::Query { sql, transaction })?;
+        Ok(Response::new(answer_stream(answer)))
+    }
+
+    async fn do_put_prepared_statement_update(
+        &self,
+        query: CommandPreparedStatementUpdate,
+        request: Request<PeekableFlightDataStream>,
+    ) -> Result<i64, Status> {
+        let (sql, transaction) = prepared(&query.prepared_statement_handle)?;
+        let metadata = request.metadata().clone();
+        let mut stream = request.into_inner();
+        while let Some(data) = stream.next().await {
+            if !data?.data_body.is_empty() {
+                return Err(parameters_unsupported());
+            }
+        }
+        Ok(self.outcome(&metadata, wire::Request::Update { sql, transaction }).await? as i64)
     }
 
     /// Statements run for their effect (DDL, DML); the rows processed.
@@ -679,4 +755,45 @@ fn batch_stream(
         .build(futures::stream::once(async { Ok(batch) }))
         .map(|r| r.map_err(internal));
     Ok(Response::new(Box::pin(stream) as DoGetStream))
+}
+
+/// The query and transaction of a prepared statement's handle.
+fn prepared(handle: &[u8]) -> Result<(String, Vec<u8>), Status> {
+    match wire::Request::decode(handle) {
+        Ok(wire::Request::Query { sql, transaction }) => Ok((sql, transaction)),
+        _ => Err(Status::invalid_argument("not a prepared statement of this server")),
+    }
+}
+
+fn parameters_unsupported() -> Status {
+    status_of("0A000", "vexec_flight does not take parameters for prepared statements yet", "", "")
+}
+
+/// A query with parameters fails to plan without them ("there is no
+/// parameter $1", 42P02; or their types, 42P18): say what is missing.
+fn no_parameters(s: Status) -> Status {
+    match s.metadata().get("x-postgresql-sqlstate").and_then(|v| v.to_str().ok()) {
+        Some("42P02" | "42P18") => parameters_unsupported(),
+        _ => s,
+    }
+}
+
+/// An answer as a DoGet stream: its Data pieces as FlightData, ended by
+/// Done, or by Error as the stream's error.
+fn answer_stream(answer: Answer) -> DoGetStream {
+    let stream = futures::stream::unfold(Some(answer), |answer| async move {
+        let mut answer = answer?;
+        match answer.next().await? {
+            wire::Response::Data { header, body } => {
+                let data =
+                    FlightData { data_header: header.into(), data_body: body.into(), ..Default::default() };
+                Some((Ok(data), Some(answer)))
+            }
+            wire::Response::Done { .. } => None,
+            wire::Response::Error { sqlstate, message, detail, hint } => {
+                Some((Err(status_of(&sqlstate, &message, &detail, &hint)), None))
+            }
+        }
+    });
+    Box::pin(stream)
 }
