@@ -353,13 +353,7 @@ impl FlightSqlService for Service {
         // The ticket carries the query and its transaction, as the session's request.
         let handle = wire::Request::Query { sql: query.query, transaction }.encode();
         let ticket = TicketStatementQuery { statement_handle: handle.into() };
-        let endpoint = FlightEndpoint::new().with_ticket(Ticket::new(ticket.as_any().encode_to_vec()));
-        let info = FlightInfo::new()
-            .try_with_schema(&schema)
-            .map_err(|e| Status::internal(e.to_string()))?
-            .with_endpoint(endpoint)
-            .with_descriptor(request.into_inner());
-        Ok(Response::new(info))
+        flight_info(request, ticket.as_any(), &schema)
     }
 
     /// Run the ticket's query, streaming its batches as the executor makes them.
@@ -415,12 +409,7 @@ impl FlightSqlService for Service {
         request: Request<PeekableFlightDataStream>,
     ) -> Result<DoPutPreparedStatementResult, Status> {
         token_of(request.metadata())?;
-        let mut stream = request.into_inner();
-        while let Some(data) = stream.next().await {
-            if !data?.data_body.is_empty() {
-                return Err(parameters_unsupported());
-            }
-        }
+        refuse_parameters(request.into_inner()).await?;
         Ok(DoPutPreparedStatementResult { prepared_statement_handle: Some(query.prepared_statement_handle) })
     }
 
@@ -431,13 +420,7 @@ impl FlightSqlService for Service {
     ) -> Result<Response<FlightInfo>, Status> {
         let (sql, transaction) = prepared(&query.prepared_statement_handle)?;
         let schema = self.schema_of(request.metadata(), wire::Request::Describe { sql, transaction }).await?;
-        let endpoint = FlightEndpoint::new().with_ticket(Ticket::new(query.as_any().encode_to_vec()));
-        let info = FlightInfo::new()
-            .try_with_schema(&schema)
-            .map_err(internal)?
-            .with_endpoint(endpoint)
-            .with_descriptor(request.into_inner());
-        Ok(Response::new(info))
+        flight_info(request, query.as_any(), &schema)
     }
 
     async fn do_get_prepared_statement(
@@ -457,12 +440,7 @@ impl FlightSqlService for Service {
     ) -> Result<i64, Status> {
         let (sql, transaction) = prepared(&query.prepared_statement_handle)?;
         let metadata = request.metadata().clone();
-        let mut stream = request.into_inner();
-        while let Some(data) = stream.next().await {
-            if !data?.data_body.is_empty() {
-                return Err(parameters_unsupported());
-            }
-        }
+        refuse_parameters(request.into_inner()).await?;
         Ok(self.outcome(&metadata, wire::Request::Update { sql, transaction }).await? as i64)
     }
 
@@ -512,14 +490,8 @@ impl FlightSqlService for Service {
         query: CommandGetSqlInfo,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        token_of(request.metadata())?;
-        let endpoint = FlightEndpoint::new().with_ticket(Ticket::new(query.as_any().encode_to_vec()));
-        let info = FlightInfo::new()
-            .try_with_schema(query.into_builder(&self.sql_info).schema().as_ref())
-            .map_err(|e| Status::internal(e.to_string()))?
-            .with_endpoint(endpoint)
-            .with_descriptor(request.into_inner());
-        Ok(Response::new(info))
+        let schema = query.clone().into_builder(&self.sql_info).schema();
+        flight_info(request, query.as_any(), &schema)
     }
 
     async fn do_get_sql_info(
@@ -544,7 +516,7 @@ impl FlightSqlService for Service {
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
         let schema = query.clone().into_builder().schema();
-        catalog_info(request, query.as_any(), &schema)
+        flight_info(request, query.as_any(), &schema)
     }
 
     async fn do_get_catalogs(
@@ -565,7 +537,7 @@ impl FlightSqlService for Service {
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
         let schema = query.clone().into_builder().schema();
-        catalog_info(request, query.as_any(), &schema)
+        flight_info(request, query.as_any(), &schema)
     }
 
     async fn do_get_schemas(
@@ -586,7 +558,7 @@ impl FlightSqlService for Service {
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
         let schema = query.clone().into_builder().schema();
-        catalog_info(request, query.as_any(), &schema)
+        flight_info(request, query.as_any(), &schema)
     }
 
     /// Tables (with their Arrow schemas when asked: each table's `SELECT *`
@@ -626,7 +598,7 @@ impl FlightSqlService for Service {
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
         let schema = query.clone().into_builder().schema();
-        catalog_info(request, query.as_any(), &schema)
+        flight_info(request, query.as_any(), &schema)
     }
 
     async fn do_get_table_types(
@@ -727,9 +699,9 @@ fn internal(e: impl std::fmt::Display) -> Status {
     Status::internal(e.to_string())
 }
 
-/// The FlightInfo of a catalog command: its fixed schema, and a ticket that
-/// is the command itself.
-fn catalog_info(
+/// A FlightInfo: the result's schema, and one endpoint whose ticket is
+/// `command` (what DoGet will be asked to run).
+fn flight_info(
     request: Request<FlightDescriptor>,
     command: arrow_flight::sql::Any,
     schema: &Schema,
@@ -763,6 +735,17 @@ fn prepared(handle: &[u8]) -> Result<(String, Vec<u8>), Status> {
         Ok(wire::Request::Query { sql, transaction }) => Ok((sql, transaction)),
         _ => Err(Status::invalid_argument("not a prepared statement of this server")),
     }
+}
+
+/// Read a DoPut's parameter bindings to their end; refused if any carries
+/// values (parameters are not taken yet).
+async fn refuse_parameters(mut stream: PeekableFlightDataStream) -> Result<(), Status> {
+    while let Some(data) = stream.next().await {
+        if !data?.data_body.is_empty() {
+            return Err(parameters_unsupported());
+        }
+    }
+    Ok(())
 }
 
 fn parameters_unsupported() -> Status {
