@@ -234,6 +234,12 @@ def statements(c: Cluster, r: LegResult) -> None:
         worker.join(20)
         check("pg_cancel_backend", "canceling statement due to user request" in result.get("e", ""), str(result))
         check("the session goes on after a cancel", s.query("SELECT 3 AS x").column(0).to_pylist() == [3])
+        # A cancel that finds no statement (the session idle) cancels nothing, as for a backend.
+        with psycopg.connect(c.dsn("flight_db"), autocommit=True) as conn:
+            conn.execute("SELECT pg_cancel_backend(pid) FROM pg_stat_activity "
+                         "WHERE backend_type = 'vexec_flight session' AND state = 'idle'")
+        time.sleep(0.5)
+        check("an idle session survives a cancel", s.query("SELECT 4 AS x").column(0).to_pylist() == [4])
         # CancelFlightInfo: the statement of a FlightInfo, while it runs; then it is over.
         info = s.client.get_flight_info(
             flight.FlightDescriptor.for_command(statement_query("SELECT pg_sleep(30)")), s.options)
@@ -325,6 +331,11 @@ def statements(c: Cluster, r: LegResult) -> None:
     except Exception as e:
         check("ADBC", False, f"{type(e).__name__}: {e}")
     adbc_updates_and_transactions(c, check)
+    from .flight_ingest import ingest
+    try:
+        ingest(c, FLIGHT_PORT, login, check)
+    except Exception as e:
+        check("ingest", False, f"{type(e).__name__}: {e}")
 
 
 def catalogs(conn, check) -> None:
@@ -353,6 +364,45 @@ def sessions(c: Cluster) -> int:
     with psycopg.connect(c.dsn("postgres")) as conn:
         return conn.execute("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'vexec_flight session'"
                             ).fetchone()[0]
+
+
+def parameters(c: Cluster, cur, check) -> None:
+    """Statements with parameters through ADBC (a prepared statement, its
+    values bound with DoPut): typed values, strings whose type PostgreSQL
+    infers, NULL, executemany, the parameter schema, and pgwire's errors."""
+    import datetime
+
+    def run(sql, params):
+        try:
+            cur.execute(sql, parameters=params)
+            return cur.fetch_arrow_table().to_pylist()
+        except Exception as e:
+            return f"{type(e).__name__}: {e}"
+
+    got = run("SELECT id, name FROM flight_open WHERE id = $1", (7,))
+    check("a typed parameter", got == [{"id": 7, "name": "n7"}], str(got))
+    with psycopg.connect(c.dsn("flight_db")) as conn:
+        want = conn.execute("SELECT count(*) FROM flight_open WHERE day = '2024-01-05'").fetchone()[0]
+    got = run("SELECT count(*) AS n FROM flight_open WHERE day = $1", ("2024-01-05",))
+    check("a string parameter, its type (date) inferred", got == [{"n": want}], f"{got} vs {want}")
+    got = run("SELECT count(*) AS n FROM flight_open WHERE day = $1", (datetime.date(2024, 1, 5),))
+    check("a date parameter", got == [{"n": want}], f"{got} vs {want}")
+    got = run("SELECT $1::text IS NULL AS x, $2 + 1 AS y", (None, 41))
+    check("a NULL parameter", got == [{"x": True, "y": 42}], str(got))
+    got = run("SELECT id FROM flight_open WHERE id = $1", ("seven",))
+    check("a parameter its type cannot read (22P02)", 'invalid input syntax for type integer: "seven"' in str(got),
+          str(got))
+    got = run("SELECT $1::int + $2::int AS x", (1,))
+    check("too few parameters (42P02)", "there is no parameter $2" in str(got), str(got))
+    cur.execute("CREATE TEMP TABLE t_params (a int, b text)")
+    cur.fetch_arrow_table()
+    cur.executemany("INSERT INTO t_params VALUES ($1, $2)", [(1, "x"), (2, None), (3, "z")])
+    got = run("SELECT a, b FROM t_params WHERE a >= $1 ORDER BY a", (1,))
+    check("executemany: one execution per row", got == [{"a": 1, "b": "x"}, {"a": 2, "b": None},
+                                                         {"a": 3, "b": "z"}], str(got))
+    schema = cur.adbc_prepare("SELECT a FROM t_params WHERE a > $1 AND b = $2")
+    check("a prepared statement's parameter types",
+          [(f.name, str(f.type)) for f in schema] == [("$1", "int32"), ("$2", "string")], str(schema))
 
 
 def adbc_updates_and_transactions(c: Cluster, check) -> None:
@@ -385,13 +435,7 @@ def adbc_updates_and_transactions(c: Cluster, check) -> None:
                 cur.execute(prepared)
                 runs.append(cur.fetch_arrow_table().column(0).to_pylist())
             check("a prepared statement, run twice", runs == [[6], [6]], str(runs))
-            try:
-                cur.execute("SELECT $1::int AS x", parameters=(5,))
-                cur.fetch_arrow_table()
-                e = ""
-            except Exception as ex:
-                e = str(ex)
-            check("parameters are refused, and say so", "does not take parameters" in e, e)
+            parameters(c, cur, check)
             cur.execute("BEGIN")
             try:
                 cur.fetch_arrow_table()

@@ -10,6 +10,7 @@ use pgrx::pg_sys;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 
+mod arrow_api;
 mod catalog;
 mod egress;
 mod exec;
@@ -48,7 +49,7 @@ pub extern "C-unwind" fn _PG_init() {
     plan::report::install_hook();
     plan::hooks::install();
     exec::register();
-    egress::install();
+    arrow_api::install();
 }
 
 // The install script's hand-written part (top-level sql/), after every

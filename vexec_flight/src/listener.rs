@@ -17,6 +17,7 @@ use pgrx::bgworkers::{BackgroundWorker, SignalWakeFlags};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::spi::Spi;
+use tokio::sync::mpsc::error::TryRecvError;
 use tokio::sync::oneshot;
 use tonic::Status;
 use vexec_core::flight::hba::{self, Facts, Rule, Verdict};
@@ -39,7 +40,7 @@ struct Session {
     /// The request being answered, then those waiting (one at a time, in
     /// order, as on a pgwire connection).
     active: Option<Active>,
-    queued: VecDeque<(Request, AnswerTx)>,
+    queued: VecDeque<(Request, AnswerTx, Option<Upload>)>,
 }
 
 type AnswerTx = tokio::sync::mpsc::Sender<Response>;
@@ -53,7 +54,12 @@ struct Active {
     /// The client went away: the statement was cancelled, the rest of the
     /// answer is read and dropped.
     abandoned: bool,
+    /// An ingest's upload still coming from the handler (pieces, ended by
+    /// `PieceEnd` or `PieceAbort`), forwarded as the worker's queue takes it.
+    upload: Option<Upload>,
 }
+
+type Upload = tokio::sync::mpsc::Receiver<Request>;
 
 struct Listener {
     /// pg_hba.conf as last loaded without errors.
@@ -84,10 +90,11 @@ pub extern "C-unwind" fn vexec_flight_listener_main(_arg: pg_sys::Datum) {
     let service =
         Service::new(Arc::new(MainThread::new(jobs, wake_write)), tls.is_some(), &version.to_string_lossy())
             .unwrap_or_else(|e| error!("vexec_flight: {e}"));
+    let max_message = settings::MAX_MESSAGE_SIZE.get() as usize * 1024;
     let (stop, stopped) = oneshot::channel();
     let grpc = std::thread::Builder::new()
         .name("vexec_flight grpc".into())
-        .spawn(move || server::run(listeners, tls, service, stopped))
+        .spawn(move || server::run(listeners, tls, service, max_message, stopped))
         .unwrap_or_else(|e| error!("vexec_flight: could not start the gRPC thread: {e}"));
 
     let mut listener = Listener {
@@ -143,7 +150,9 @@ pub extern "C-unwind" fn vexec_flight_listener_main(_arg: pg_sys::Datum) {
                 Job::Login { login, reply } => {
                     let _ = reply.send(listener.login(&login));
                 }
-                Job::Run { token, request, answer } => listener.enqueue(&token, request, answer),
+                Job::Run { token, request, answer, upload } => {
+                    listener.enqueue(&token, request, answer, upload)
+                }
                 Job::Cancel { token, request, reply } => {
                     let running = listener.sessions.get(&token).and_then(|s| {
                         s.active
@@ -461,7 +470,7 @@ impl Listener {
     }
 
     /// Queue `request` on the session of `token`.
-    fn enqueue(&mut self, token: &str, request: Request, answer: AnswerTx) {
+    fn enqueue(&mut self, token: &str, request: Request, answer: AnswerTx, upload: Option<Upload>) {
         let Some(s) = self.sessions.get_mut(token) else {
             let _ = answer.try_send(Response::Error {
                 sqlstate: "28000".into(),
@@ -472,7 +481,7 @@ impl Listener {
             return;
         };
         s.last_used = Instant::now();
-        s.queued.push_back((request, answer));
+        s.queued.push_back((request, answer, upload));
     }
 
     /// Move requests to the workers and answers to the handlers as far as
@@ -573,18 +582,34 @@ impl Session {
     fn pump(&mut self) -> bool {
         loop {
             if self.active.is_none() {
-                let Some((request, answer)) = self.queued.pop_front() else { return true };
+                let Some((request, answer, upload)) = self.queued.pop_front() else { return true };
                 let request = request.encode();
                 self.active =
-                    Some(Active { answer, unsent: Some(request.clone()), request, abandoned: false });
+                    Some(Active { answer, unsent: Some(request.clone()), request, abandoned: false, upload });
             }
             let a = self.active.as_mut().expect("an active request");
-            if let Some(bytes) = &a.unsent {
-                match self.worker.send(bytes) {
-                    Ok(true) => a.unsent = None,
-                    Ok(false) => return true,
-                    Err(()) => return false,
+            // The request, then its upload's pieces, as far as the worker's queue takes them.
+            loop {
+                if let Some(bytes) = &a.unsent {
+                    match self.worker.send(bytes) {
+                        Ok(true) => a.unsent = None,
+                        Ok(false) => return true,
+                        Err(()) => return false,
+                    }
                 }
+                let Some(upload) = &mut a.upload else { break };
+                let piece = match upload.try_recv() {
+                    Ok(piece) => piece,
+                    Err(TryRecvError::Empty) => return true, // the handler wakes us with the next
+                    Err(TryRecvError::Disconnected) => Request::PieceAbort {
+                        sqlstate: "08006".into(),
+                        message: "the client's upload broke off".into(),
+                    },
+                };
+                if matches!(piece, Request::PieceEnd | Request::PieceAbort { .. }) {
+                    a.upload = None;
+                }
+                a.unsent = Some(piece.encode());
             }
             loop {
                 if !a.abandoned && a.answer.is_closed() {

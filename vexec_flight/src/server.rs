@@ -21,9 +21,9 @@ use arrow_flight::sql::{
     ActionBeginTransactionRequest, ActionBeginTransactionResult, ActionClosePreparedStatementRequest,
     ActionCreatePreparedStatementRequest, ActionCreatePreparedStatementResult, ActionEndTransactionRequest,
     CommandGetCatalogs, CommandGetDbSchemas, CommandGetSqlInfo, CommandGetTableTypes, CommandGetTables,
-    CommandPreparedStatementQuery, CommandPreparedStatementUpdate, CommandStatementQuery,
-    CommandStatementUpdate, DoPutPreparedStatementResult, EndTransaction, ProstMessageExt, SqlInfo,
-    SqlSupportedTransaction, TicketStatementQuery,
+    CommandPreparedStatementQuery, CommandPreparedStatementUpdate, CommandStatementIngest,
+    CommandStatementQuery, CommandStatementUpdate, DoPutPreparedStatementResult, EndTransaction,
+    ProstMessageExt, SqlInfo, SqlSupportedTransaction, TicketStatementQuery,
 };
 use arrow_flight::utils::flight_data_to_arrow_batch;
 use arrow_flight::{
@@ -60,16 +60,21 @@ pub enum Job {
         reply: oneshot::Sender<()>,
     },
     /// A request for the session of `token`; its answer comes on `answer`.
+    /// An ingest's upload follows on `upload`.
     Run {
         token: String,
         request: wire::Request,
         answer: mpsc_async::Sender<wire::Response>,
+        upload: Option<mpsc_async::Receiver<wire::Request>>,
     },
 }
 
 /// Messages of an answer in flight between the main thread and a handler:
 /// with the session worker's queue, what bounds a result's memory.
 const ANSWER_CHANNEL: usize = 4;
+/// Pieces of an upload in flight from a handler to the main thread (with
+/// the worker's queue, what bounds an ingest's memory).
+const UPLOAD_CHANNEL: usize = 4;
 
 pub struct LoginRequest {
     pub peer: SocketAddr,
@@ -147,12 +152,14 @@ fn token_of(metadata: &tonic::metadata::MetadataMap) -> Result<String, Status> {
 pub fn status_of(sqlstate: &str, message: &str, detail: &str, hint: &str) -> Status {
     let code = match sqlstate {
         "42501" => Code::PermissionDenied,
+        "42P07" => Code::AlreadyExists,
         // Not CANCELLED: that code means the client cancelled (pyarrow turns it into a
         // KeyboardInterrupt); here the server cancelled (statement_timeout, pg_cancel_backend).
         "57014" => Code::Aborted,
         s if s.starts_with("28") => Code::Unauthenticated,
-        s if s.starts_with("42") || s.starts_with("22") || s.starts_with("0A") => Code::InvalidArgument,
-        s if s.starts_with("53") => Code::ResourceExhausted,
+        s if ["42", "22", "0A", "23", "3D", "3F"].iter().any(|c| s.starts_with(c)) => Code::InvalidArgument,
+        s if s.starts_with("55") => Code::FailedPrecondition,
+        s if s.starts_with("53") || s.starts_with("54") => Code::ResourceExhausted,
         s if s.starts_with("40") => Code::Aborted,
         s if s.starts_with("57") || s.starts_with("08") => Code::Unavailable,
         _ => Code::Internal,
@@ -240,28 +247,43 @@ impl Service {
         Err(Status::unavailable("the session ended"))
     }
 
-    /// The result schema a describing request answers (its query planned
-    /// in the session).
-    async fn schema_of(
+    /// The result and parameter schemas a describing request answers (its
+    /// query planned in the session).
+    async fn schemas_of(
         &self,
         metadata: &tonic::metadata::MetadataMap,
         request: wire::Request,
-    ) -> Result<Schema, Status> {
+    ) -> Result<(Schema, Schema), Status> {
         let mut answer = self.run(metadata, request)?;
-        let mut schema = None;
+        let mut schemas = Vec::new();
         while let Some(m) = answer.next().await {
             match m {
                 wire::Response::Data { header, .. } => {
                     let data = FlightData { data_header: header.into(), ..Default::default() };
-                    schema = Some(Schema::try_from(&data).map_err(internal)?);
+                    schemas.push(Schema::try_from(&data).map_err(internal)?);
                 }
-                wire::Response::Done { .. } => return schema.ok_or_else(|| internal("no schema")),
+                wire::Response::Done { .. } => {
+                    let mut s = schemas.into_iter();
+                    return match (s.next(), s.next()) {
+                        (Some(result), Some(parameters)) => Ok((result, parameters)),
+                        _ => Err(internal("a description without its schemas")),
+                    };
+                }
                 wire::Response::Error { sqlstate, message, detail, hint } => {
                     return Err(status_of(&sqlstate, &message, &detail, &hint));
                 }
             }
         }
         Err(Status::unavailable("the session ended"))
+    }
+
+    /// The result schema of a describing request.
+    async fn schema_of(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        request: wire::Request,
+    ) -> Result<Schema, Status> {
+        Ok(self.schemas_of(metadata, request).await?.0)
     }
 
     /// The rows count of a request answered by `Done` alone.
@@ -270,27 +292,39 @@ impl Service {
         metadata: &tonic::metadata::MetadataMap,
         request: wire::Request,
     ) -> Result<u64, Status> {
-        let mut answer = self.run(metadata, request)?;
-        while let Some(m) = answer.next().await {
-            match m {
-                wire::Response::Data { .. } => {}
-                wire::Response::Done { rows } => return Ok(rows),
-                wire::Response::Error { sqlstate, message, detail, hint } => {
-                    return Err(status_of(&sqlstate, &message, &detail, &hint));
-                }
-            }
-        }
-        Err(Status::unavailable("the session ended"))
+        rows_of(self.run(metadata, request)?).await
     }
 
     /// Hand `request` to the session of the call's token.
-
     fn run(&self, metadata: &tonic::metadata::MetadataMap, request: wire::Request) -> Result<Answer, Status> {
+        self.run_with(metadata, request, None)
+    }
+
+    fn run_with(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        request: wire::Request,
+        upload: Option<mpsc_async::Receiver<wire::Request>>,
+    ) -> Result<Answer, Status> {
         let token = token_of(metadata)?;
         let (answer, messages) = mpsc_async::channel(ANSWER_CHANNEL);
-        self.main.send(Job::Run { token, request, answer })?;
+        self.main.send(Job::Run { token, request, answer, upload })?;
         Ok(Answer { messages, main: self.main.clone() })
     }
+}
+
+/// The rows count of an answer that is `Done` alone.
+async fn rows_of(mut answer: Answer) -> Result<u64, Status> {
+    while let Some(m) = answer.next().await {
+        match m {
+            wire::Response::Data { .. } => {}
+            wire::Response::Done { rows } => return Ok(rows),
+            wire::Response::Error { sqlstate, message, detail, hint } => {
+                return Err(status_of(&sqlstate, &message, &detail, &hint));
+            }
+        }
+    }
+    Err(Status::unavailable("the session ended"))
 }
 
 type DoGetStream = Pin<Box<dyn Stream<Item = Result<FlightData, Status>> + Send>>;
@@ -348,10 +382,14 @@ impl FlightSqlService for Service {
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
         let transaction = query.transaction_id.clone().unwrap_or_default().to_vec();
-        let describe = wire::Request::Describe { sql: query.query.clone(), transaction: transaction.clone() };
+        let describe = wire::Request::Describe {
+            sql: query.query.clone(),
+            transaction: transaction.clone(),
+            params: vec![],
+        };
         let schema = self.schema_of(request.metadata(), describe).await?;
         // The ticket carries the query and its transaction, as the session's request.
-        let handle = wire::Request::Query { sql: query.query, transaction }.encode();
+        let handle = wire::Request::Query { sql: query.query, transaction, params: vec![] }.encode();
         let ticket = TicketStatementQuery { statement_handle: handle.into() };
         flight_info(request, ticket.as_any(), &schema)
     }
@@ -370,25 +408,31 @@ impl FlightSqlService for Service {
         Ok(Response::new(answer_stream(answer)))
     }
 
-    /// A prepared statement: its handle is the query and transaction
-    /// themselves (the session's request, encoded), so the server keeps no
-    /// state for it; its result schema comes from planning it in the session.
-    /// Parameters are not supported yet: a query with `$n` is refused here.
+    /// A prepared statement: its handle is the session's request itself
+    /// (query, transaction, bound values), so the server keeps no state for
+    /// it; its result schema and parameter types come from planning it in
+    /// the session (the types inferred, as for a pgwire Parse without types).
     async fn do_action_create_prepared_statement(
         &self,
         query: ActionCreatePreparedStatementRequest,
         request: Request<Action>,
     ) -> Result<ActionCreatePreparedStatementResult, Status> {
         let transaction = query.transaction_id.unwrap_or_default().to_vec();
-        let describe = wire::Request::Describe { sql: query.query.clone(), transaction: transaction.clone() };
-        let schema = self.schema_of(request.metadata(), describe).await.map_err(no_parameters)?;
-        let IpcMessage(dataset_schema) =
-            SchemaAsIpc::new(&schema, &IpcWriteOptions::default()).try_into().map_err(internal)?;
-        let handle = wire::Request::Query { sql: query.query, transaction }.encode();
+        let describe = wire::Request::Describe {
+            sql: query.query.clone(),
+            transaction: transaction.clone(),
+            params: vec![],
+        };
+        let (schema, parameters) = self.schemas_of(request.metadata(), describe).await?;
+        let handle = wire::Request::Query { sql: query.query, transaction, params: vec![] }.encode();
         Ok(ActionCreatePreparedStatementResult {
             prepared_statement_handle: handle.into(),
-            dataset_schema,
-            parameter_schema: Default::default(),
+            dataset_schema: ipc_schema(&schema)?,
+            parameter_schema: if parameters.fields().is_empty() {
+                Default::default()
+            } else {
+                ipc_schema(&parameters)?
+            },
         })
     }
 
@@ -401,16 +445,18 @@ impl FlightSqlService for Service {
         Ok(())
     }
 
-    /// Binding parameters: refused when any are sent (not supported yet);
-    /// an empty binding keeps the handle.
+    /// Binding parameters: the values (an Arrow stream, a row per
+    /// execution) go into the handle the client gets back and executes.
     async fn do_put_prepared_statement_query(
         &self,
         query: CommandPreparedStatementQuery,
         request: Request<PeekableFlightDataStream>,
     ) -> Result<DoPutPreparedStatementResult, Status> {
         token_of(request.metadata())?;
-        refuse_parameters(request.into_inner()).await?;
-        Ok(DoPutPreparedStatementResult { prepared_statement_handle: Some(query.prepared_statement_handle) })
+        let (sql, transaction, _) = prepared(&query.prepared_statement_handle)?;
+        let params = read_params(request.into_inner()).await?;
+        let handle = wire::Request::Query { sql, transaction, params }.encode();
+        Ok(DoPutPreparedStatementResult { prepared_statement_handle: Some(handle.into()) })
     }
 
     async fn get_flight_info_prepared_statement(
@@ -418,8 +464,9 @@ impl FlightSqlService for Service {
         query: CommandPreparedStatementQuery,
         request: Request<FlightDescriptor>,
     ) -> Result<Response<FlightInfo>, Status> {
-        let (sql, transaction) = prepared(&query.prepared_statement_handle)?;
-        let schema = self.schema_of(request.metadata(), wire::Request::Describe { sql, transaction }).await?;
+        let (sql, transaction, params) = prepared(&query.prepared_statement_handle)?;
+        let describe = wire::Request::Describe { sql, transaction, params };
+        let schema = self.schema_of(request.metadata(), describe).await?;
         flight_info(request, query.as_any(), &schema)
     }
 
@@ -428,20 +475,21 @@ impl FlightSqlService for Service {
         query: CommandPreparedStatementQuery,
         request: Request<Ticket>,
     ) -> Result<Response<DoGetStream>, Status> {
-        let (sql, transaction) = prepared(&query.prepared_statement_handle)?;
-        let answer = self.run(request.metadata(), wire::Request::Query { sql, transaction })?;
+        let (sql, transaction, params) = prepared(&query.prepared_statement_handle)?;
+        let answer = self.run(request.metadata(), wire::Request::Query { sql, transaction, params })?;
         Ok(Response::new(answer_stream(answer)))
     }
 
+    /// A prepared update, run once per row of the values sent with it.
     async fn do_put_prepared_statement_update(
         &self,
         query: CommandPreparedStatementUpdate,
         request: Request<PeekableFlightDataStream>,
     ) -> Result<i64, Status> {
-        let (sql, transaction) = prepared(&query.prepared_statement_handle)?;
+        let (sql, transaction, _) = prepared(&query.prepared_statement_handle)?;
         let metadata = request.metadata().clone();
-        refuse_parameters(request.into_inner()).await?;
-        Ok(self.outcome(&metadata, wire::Request::Update { sql, transaction }).await? as i64)
+        let params = read_params(request.into_inner()).await?;
+        Ok(self.outcome(&metadata, wire::Request::Update { sql, transaction, params }).await? as i64)
     }
 
     /// Statements run for their effect (DDL, DML); the rows processed.
@@ -451,10 +499,75 @@ impl FlightSqlService for Service {
         request: Request<PeekableFlightDataStream>,
     ) -> Result<i64, Status> {
         let transaction = command.transaction_id.unwrap_or_default().to_vec();
-        let rows = self
-            .outcome(request.metadata(), wire::Request::Update { sql: command.query, transaction })
-            .await?;
+        let update = wire::Request::Update { sql: command.query, transaction, params: vec![] };
+        let rows = self.outcome(request.metadata(), update).await?;
         Ok(rows as i64)
+    }
+
+    /// Bulk ingest: the upload (its schema, then its batches) goes to the
+    /// session piece by piece as it arrives, into vexec's batch sink; the
+    /// rows inserted. Any error (the table, a value, a broken or malformed
+    /// upload, a message over `vexec_flight.max_message_size`) leaves
+    /// nothing behind.
+    async fn do_put_statement_ingest(
+        &self,
+        command: CommandStatementIngest,
+        request: Request<PeekableFlightDataStream>,
+    ) -> Result<i64, Status> {
+        use arrow_flight::sql::{TableExistsOption, TableNotExistOption};
+        let options = command.table_definition_options.unwrap_or_default();
+        let create = match TableNotExistOption::try_from(options.if_not_exist) {
+            Ok(TableNotExistOption::Create) => true,
+            Ok(TableNotExistOption::Fail) => false,
+            _ => return Err(Status::invalid_argument("the ingest's if_not_exist option is not set")),
+        };
+        let if_exists = match TableExistsOption::try_from(options.if_exists) {
+            Ok(TableExistsOption::Fail) => wire::IfExists::Fail,
+            Ok(TableExistsOption::Append) => wire::IfExists::Append,
+            Ok(TableExistsOption::Replace) => wire::IfExists::Replace,
+            _ => return Err(Status::invalid_argument("the ingest's if_exists option is not set")),
+        };
+        let target = wire::IngestTarget {
+            table: command.table,
+            schema: command.schema.unwrap_or_default(),
+            catalog: command.catalog.unwrap_or_default(),
+            temporary: command.temporary,
+            create,
+            if_exists,
+        };
+        let transaction = command.transaction_id.unwrap_or_default().to_vec();
+        let (pieces, upload) = mpsc_async::channel(UPLOAD_CHANNEL);
+        let metadata = request.metadata().clone();
+        let answer = self.run_with(&metadata, wire::Request::Ingest { target, transaction }, Some(upload))?;
+        let mut stream = request.into_inner();
+        loop {
+            let piece = match stream.next().await {
+                Some(Ok(data)) if data.data_header.is_empty() => continue, // metadata only
+                Some(Ok(data)) => {
+                    wire::Request::Piece { header: data.data_header.to_vec(), body: data.data_body.to_vec() }
+                }
+                Some(Err(status)) => {
+                    // tonic refuses a message over the size limit with OUT_OF_RANGE.
+                    let sqlstate = match status.code() {
+                        Code::OutOfRange | Code::ResourceExhausted => "54000",
+                        _ => "08006",
+                    };
+                    let message = format!("the upload broke off: {}", status.message());
+                    wire::Request::PieceAbort { sqlstate: sqlstate.into(), message }
+                }
+                None => wire::Request::PieceEnd,
+            };
+            let last = !matches!(piece, wire::Request::Piece { .. });
+            // A session that stopped reading (it ended) answers with the reason.
+            if pieces.send(piece).await.is_err() {
+                break;
+            }
+            self.main.wake();
+            if last {
+                break;
+            }
+        }
+        Ok(rows_of(answer).await? as i64)
     }
 
     /// Open a transaction: the session's later commands that name its id
@@ -582,7 +695,7 @@ impl FlightSqlService for Service {
         for r in wanted {
             let table_schema = if include_schema {
                 let sql = catalog::select_all(&r[1], &r[2]);
-                self.schema_of(&metadata, wire::Request::Catalog { sql, describe: true }).await?
+                self.schemas_of(&metadata, wire::Request::Catalog { sql, describe: true }).await?.0
             } else {
                 Schema::empty()
             };
@@ -661,12 +774,13 @@ pub struct Tls {
     pub key: Vec<u8>,
 }
 
-/// Serve `listeners` (over TLS with `tls`) until `stop` fires (the helper
-/// thread's body).
+/// Serve `listeners` (over TLS with `tls`; clients' messages up to
+/// `max_message` bytes) until `stop` fires (the helper thread's body).
 pub fn run(
     listeners: Vec<std::net::TcpListener>,
     tls: Option<Tls>,
     service: Service,
+    max_message: usize,
     stop: oneshot::Receiver<()>,
 ) -> Result<(), String> {
     let runtime =
@@ -686,7 +800,7 @@ pub fn run(
                 .map_err(|e| e.to_string())?;
         }
         builder
-            .add_service(FlightServiceServer::new(service))
+            .add_service(FlightServiceServer::new(service).max_decoding_message_size(max_message))
             .serve_with_incoming_shutdown(futures::stream::select_all(incoming), async {
                 let _ = stop.await;
             })
@@ -729,35 +843,43 @@ fn batch_stream(
     Ok(Response::new(Box::pin(stream) as DoGetStream))
 }
 
-/// The query and transaction of a prepared statement's handle.
-fn prepared(handle: &[u8]) -> Result<(String, Vec<u8>), Status> {
+/// The query, transaction and bound values of a prepared statement's handle.
+fn prepared(handle: &[u8]) -> Result<(String, Vec<u8>, Vec<u8>), Status> {
     match wire::Request::decode(handle) {
-        Ok(wire::Request::Query { sql, transaction }) => Ok((sql, transaction)),
+        Ok(wire::Request::Query { sql, transaction, params }) => Ok((sql, transaction, params)),
         _ => Err(Status::invalid_argument("not a prepared statement of this server")),
     }
 }
 
-/// Read a DoPut's parameter bindings to their end; refused if any carries
-/// values (parameters are not taken yet).
-async fn refuse_parameters(mut stream: PeekableFlightDataStream) -> Result<(), Status> {
-    while let Some(data) = stream.next().await {
-        if !data?.data_body.is_empty() {
-            return Err(parameters_unsupported());
-        }
+/// A schema as Flight SQL's prepared-statement results carry it (an IPC
+/// schema message).
+fn ipc_schema(schema: &Schema) -> Result<prost::bytes::Bytes, Status> {
+    let IpcMessage(bytes) =
+        SchemaAsIpc::new(schema, &IpcWriteOptions::default()).try_into().map_err(internal)?;
+    Ok(bytes)
+}
+
+/// A DoPut's parameter values as one Arrow IPC stream (empty when none were
+/// sent): checked here, so a malformed binding is refused when it is made.
+async fn read_params(stream: PeekableFlightDataStream) -> Result<Vec<u8>, Status> {
+    let malformed =
+        |e: &dyn std::fmt::Display| status_of("22P03", &format!("malformed Arrow parameters: {e}"), "", "");
+    let stream = stream.map(|r| r.map_err(|e| arrow_flight::error::FlightError::Tonic(Box::new(e))));
+    let mut batches = arrow_flight::decode::FlightRecordBatchStream::new_from_flight_data(stream);
+    let mut writer: Option<arrow_ipc::writer::StreamWriter<Vec<u8>>> = None;
+    while let Some(batch) = batches.next().await {
+        let batch = batch.map_err(|e| malformed(&e))?;
+        let w = match &mut writer {
+            Some(w) => w,
+            None => writer.insert(
+                arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema()).map_err(internal)?,
+            ),
+        };
+        w.write(&batch).map_err(internal)?;
     }
-    Ok(())
-}
-
-fn parameters_unsupported() -> Status {
-    status_of("0A000", "vexec_flight does not take parameters for prepared statements yet", "", "")
-}
-
-/// A query with parameters fails to plan without them ("there is no
-/// parameter $1", 42P02; or their types, 42P18): say what is missing.
-fn no_parameters(s: Status) -> Status {
-    match s.metadata().get("x-postgresql-sqlstate").and_then(|v| v.to_str().ok()) {
-        Some("42P02" | "42P18") => parameters_unsupported(),
-        _ => s,
+    match writer {
+        None => Ok(Vec::new()),
+        Some(w) => w.into_inner().map_err(internal),
     }
 }
 

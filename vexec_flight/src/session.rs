@@ -6,28 +6,34 @@
 //!
 //! The listener and the worker talk through two shm_mq queues in one DSM
 //! segment (`vexec_core::flight::wire` messages). The worker runs a query
-//! through vexec's egress (`vexec/egress_v1`) and sends each batch as it
+//! through vexec's egress (`vexec/arrow_v1`) and sends each batch as it
 //! comes, blocking when the queue is full: a slow client stalls the
-//! executor instead of growing memory. Signals are a backend's: SIGINT
+//! executor instead of growing memory. An ingest's upload comes the other
+//! way, piece by piece, into vexec's batch sink. Signals are a backend's: SIGINT
 //! cancels the running statement (pg_cancel_backend, statement_timeout),
 //! SIGTERM ends the session (pg_terminate_backend).
 
+use std::collections::HashMap;
 use std::ffi::{c_void, CStr, CString};
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
 use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::RecordBatch;
+use arrow_flight::utils::flight_data_to_arrow_batch;
 use arrow_flight::{FlightData, SchemaAsIpc};
 use arrow_ipc::writer::{CompressionContext, DictionaryTracker, IpcDataGenerator, IpcWriteOptions};
-use arrow_schema::Schema;
+use arrow_schema::{Schema, SchemaRef};
 use pgrx::pg_sys;
-use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
-use vexec_core::arrow::egress_abi::{EgressApiV1, EgressConsumerV1, RENDEZVOUS};
-use vexec_core::arrow::stream::batch_from_c;
-use vexec_core::flight::wire::{self, sqlstate_text, Request, Response};
+use vexec_core::arrow::abi::{ArrowApiV1, EgressConsumerV1, IngestSourceV1, RENDEZVOUS};
+use vexec_core::arrow::stream::{batch_from_c, batch_to_c, schema_to_c};
+use vexec_core::flight::ingest as ingest_sql;
+use vexec_core::flight::wire::{self, sqlstate_text, IfExists, IngestTarget, Request, Response};
 
-/// Bytes of the listener-to-worker queue (requests are small).
-const REQUEST_QUEUE: usize = 64 * 1024;
+/// Bytes of the listener-to-worker queue (requests, and the pieces of an
+/// ingest's upload).
+const REQUEST_QUEUE: usize = 1024 * 1024;
 /// Bytes of the worker-to-listener queue: a few batches in flight.
 const RESPONSE_QUEUE: usize = 4 * 1024 * 1024;
 
@@ -251,7 +257,7 @@ pub extern "C-unwind" fn vexec_flight_session_main(arg: pg_sys::Datum) {
             pg_sys::GucContext::PGC_USERSET,
             pg_sys::GucSource::PGC_S_SESSION,
         );
-        let out = Outbox(outbox);
+        let (inbox, out) = (Inbox(inbox), Outbox(outbox));
         // The id of the open Flight SQL transaction, if any.
         let mut open: Option<Vec<u8>> = None;
         if !out.send(&Response::Done { rows: 0 }) {
@@ -259,20 +265,12 @@ pub extern "C-unwind" fn vexec_flight_session_main(arg: pg_sys::Datum) {
         }
         loop {
             pg_sys::pgstat_report_activity(pg_sys::BackendState::STATE_IDLE, std::ptr::null());
-            let (mut len, mut data) = (0usize, std::ptr::null_mut::<c_void>());
-            if pg_sys::shm_mq_receive(inbox, &mut len, &mut data, false)
-                != pg_sys::shm_mq_result::SHM_MQ_SUCCESS
-            {
+            let Some(request) = inbox.receive(true) else {
                 return; // the listener ended the session
-            }
-            let answer = match Request::decode(std::slice::from_raw_parts(data.cast::<u8>(), len)) {
-                Ok(req) => answer(&req, &out, &mut open),
-                Err(_) => Response::Error {
-                    sqlstate: "08P01".into(),
-                    message: "vexec_flight: a malformed request".into(),
-                    detail: String::new(),
-                    hint: String::new(),
-                },
+            };
+            let answer = match request {
+                Ok(req) => answer(&req, &inbox, &out, &mut open),
+                Err(_) => error_response("08P01", "vexec_flight: a malformed request".into()),
             };
             if !out.send(&answer) {
                 return;
@@ -281,26 +279,78 @@ pub extern "C-unwind" fn vexec_flight_session_main(arg: pg_sys::Datum) {
     }
 }
 
+/// The worker's queue from the listener.
+struct Inbox(*mut pg_sys::shm_mq_handle);
+
+impl Inbox {
+    /// The next request, waiting for it; None when the listener has
+    /// detached. `idle`: between statements (see [`idle_wait`]); otherwise
+    /// inside one (an upload's next piece), which a cancel interrupts.
+    fn receive(&self, idle: bool) -> Option<Result<Request, wire::Malformed>> {
+        let (mut len, mut data) = (0usize, std::ptr::null_mut::<c_void>());
+        // SAFETY: our attached queue handle; the message is decoded (copied) before the next
+        // receive.
+        unsafe {
+            let r = loop {
+                match pg_sys::shm_mq_receive(self.0, &mut len, &mut data, idle) {
+                    pg_sys::shm_mq_result::SHM_MQ_WOULD_BLOCK => idle_wait(),
+                    r => break r,
+                }
+            };
+            (r == pg_sys::shm_mq_result::SHM_MQ_SUCCESS)
+                .then(|| Request::decode(std::slice::from_raw_parts(data.cast::<u8>(), len)))
+        }
+    }
+}
+
+/// Wait on the latch between statements. A cancel that arrives now (the
+/// listener cancels when a client goes away, and the statement may just
+/// have ended) has nothing to cancel: it is dropped, as a backend drops one
+/// that arrives while it reads the next command; termination and
+/// postmaster death are handled.
+///
+/// # Safety
+/// The worker's main thread, outside any statement.
+unsafe fn idle_wait() {
+    // SAFETY: this function's contract.
+    unsafe {
+        pg_sys::WaitLatch(
+            pg_sys::MyLatch,
+            (pg_sys::WL_LATCH_SET | pg_sys::WL_EXIT_ON_PM_DEATH) as i32,
+            0,
+            pg_sys::PG_WAIT_EXTENSION,
+        );
+        pg_sys::ResetLatch(pg_sys::MyLatch);
+        pg_sys::QueryCancelPending = 0;
+        pg_sys::check_for_interrupts!();
+    }
+}
+
 /// The worker's queue to the listener.
 struct Outbox(*mut pg_sys::shm_mq_handle);
 
 impl Outbox {
-    /// Send, waiting while the queue is full (the executor stalls with it);
-    /// false when the listener has detached.
+    /// Send an answer's last message (between statements: see
+    /// [`idle_wait`]), waiting while the queue is full; false when the
+    /// listener has detached.
     fn send(&self, r: &Response) -> bool {
         let msg = r.encode();
-        // SAFETY: our attached queue handle; msg is valid for the call. Waits on our latch,
-        // checking interrupts.
+        // SAFETY: our attached queue handle; msg is valid for the calls (a send that would block
+        // is repeated with the same bytes, as shm_mq requires).
         unsafe {
-            pg_sys::shm_mq_send(self.0, msg.len(), msg.as_ptr().cast(), false, r.is_last())
-                == pg_sys::shm_mq_result::SHM_MQ_SUCCESS
+            loop {
+                match pg_sys::shm_mq_send(self.0, msg.len(), msg.as_ptr().cast(), true, true) {
+                    pg_sys::shm_mq_result::SHM_MQ_WOULD_BLOCK => idle_wait(),
+                    r => return r == pg_sys::shm_mq_result::SHM_MQ_SUCCESS,
+                }
+            }
         }
     }
 }
 
 /// Answer one request; the answer's last message. `open` is the session's
 /// open transaction block (Flight SQL's transaction id), if any.
-fn answer(req: &Request, out: &Outbox, open: &mut Option<Vec<u8>>) -> Response {
+fn answer(req: &Request, inbox: &Inbox, out: &Outbox, open: &mut Option<Vec<u8>>) -> Response {
     let done = Response::Done { rows: 0 };
     match req {
         Request::Begin { transaction } => {
@@ -359,41 +409,59 @@ fn answer(req: &Request, out: &Outbox, open: &mut Option<Vec<u8>>) -> Response {
                     "current transaction is aborted, commands ignored until end of transaction block".into(),
                 );
             }
-            run(sql, if *describe { Kind::Describe } else { Kind::Query }, out)
+            run(sql, &[], if *describe { Kind::Describe } else { Kind::Query }, out)
         }
-        Request::Describe { sql, transaction }
-        | Request::Query { sql, transaction }
-        | Request::Update { sql, transaction } => {
-            match open {
-                None if !transaction.is_empty() => {
-                    return error_response(
-                        "25P01",
-                        "there is no such transaction in progress in this session".into(),
-                    );
-                }
-                Some(id) if id != transaction => {
-                    return error_response(
-                        "25001",
-                        "a transaction is in progress in this session: its statements must name it".into(),
-                    );
-                }
-                // SAFETY: reads the transaction state, on the main thread.
-                Some(_) if unsafe { pg_sys::IsAbortedTransactionBlockState() } => {
-                    return error_response(
-                        "25P02",
-                        "current transaction is aborted, commands ignored until end of transaction block"
-                            .into(),
-                    );
-                }
-                _ => {}
+        Request::Describe { sql, transaction, params }
+        | Request::Query { sql, transaction, params }
+        | Request::Update { sql, transaction, params } => {
+            if let Some(refused) = outside(open, transaction) {
+                return refused;
             }
             let kind = match req {
                 Request::Describe { .. } => Kind::Describe,
                 Request::Query { .. } => Kind::Query,
                 _ => Kind::Update,
             };
-            run(sql, kind, out)
+            run(sql, params, kind, out)
         }
+        Request::Ingest { target, transaction } => {
+            let mut upload = Upload { inbox, schema: None, ended: false };
+            // ADBC's driver names no transaction for an ingest, even inside one: an ingest
+            // without an id joins the session's open block (the connection's transaction).
+            let transaction = match &*open {
+                Some(id) if transaction.is_empty() => id.clone(),
+                _ => transaction.clone(),
+            };
+            let answer = match outside(open, &transaction) {
+                Some(refused) => refused,
+                None => ingest(target, &mut upload),
+            };
+            upload.drain();
+            answer
+        }
+        Request::Piece { .. } | Request::PieceEnd | Request::PieceAbort { .. } => {
+            error_response("08P01", "vexec_flight: an upload's piece outside an ingest".into())
+        }
+    }
+}
+
+/// The refusal of a statement naming `transaction` when the session's open
+/// transaction block is `open` (None: it may run).
+fn outside(open: &Option<Vec<u8>>, transaction: &[u8]) -> Option<Response> {
+    match open {
+        None if !transaction.is_empty() => {
+            Some(error_response("25P01", "there is no such transaction in progress in this session".into()))
+        }
+        Some(id) if id != transaction => Some(error_response(
+            "25001",
+            "a transaction is in progress in this session: its statements must name it".into(),
+        )),
+        // SAFETY: reads the transaction state, on the main thread.
+        Some(_) if unsafe { pg_sys::IsAbortedTransactionBlockState() } => Some(error_response(
+            "25P02",
+            "current transaction is aborted, commands ignored until end of transaction block".into(),
+        )),
+        _ => None,
     }
 }
 
@@ -432,123 +500,277 @@ fn guarded<R>(f: impl FnOnce() -> R) -> Result<R, Response> {
         .execute()
 }
 
-/// Run one statement request as a transaction command (statement_timeout
-/// armed as a backend arms it; in an open block, one command of it). A
-/// statement that returns rows goes through vexec's egress; any other (DDL,
-/// DML without RETURNING, several statements) through SPI, as PostgreSQL's
-/// simple query protocol would run it, its result an empty schema.
-fn run(sql: &str, kind: Kind, out: &Outbox) -> Response {
-    let Ok(query) = CString::new(sql) else {
-        return error_response("22021", "the statement contains a NUL byte".into());
-    };
-    let mut sink = Sink { out, rows: 0, dictionaries: DictionaryTracker::new(false) };
-    let sink_ptr: *mut Sink = &mut sink;
-    // SAFETY: the worker's main thread, between commands; sink outlives the call.
-    let r = guarded(|| unsafe {
+/// Run `f` as one statement's transaction command, as a backend runs a
+/// statement: its start time, statement_timeout armed, a snapshot,
+/// `activity` in pg_stat_activity; in an open block, one command of it.
+fn statement<R>(activity: &CStr, f: impl FnOnce() -> R) -> Result<R, Response> {
+    // SAFETY: the worker's main thread, between commands (guarded aborts the command on ERROR).
+    guarded(|| unsafe {
         pg_sys::SetCurrentStatementStartTimestamp();
         pg_sys::StartTransactionCommand();
         if pg_sys::StatementTimeout > 0 {
             backend::enable_timeout_after(backend::STATEMENT_TIMEOUT, pg_sys::StatementTimeout);
         }
         pg_sys::PushActiveSnapshot(pg_sys::GetTransactionSnapshot());
-        pg_sys::pgstat_report_activity(pg_sys::BackendState::STATE_RUNNING, query.as_ptr());
-        let sink = &mut *sink_ptr;
-        if kind != Kind::Update && returns_rows(&query) {
-            let api = egress_api();
-            let consumer = EgressConsumerV1 { ctx: sink_ptr.cast(), on_schema, on_batch };
-            // vexec's functions report an ERROR by longjmp: turn it into a
-            // panic here, so this frame's state unwinds and the catch runs.
-            pg_sys::ffi::pg_guard_ffi_boundary(|| {
-                if kind == Kind::Describe {
-                    (api.describe)(query.as_ptr(), &consumer);
-                } else {
-                    (api.run)(query.as_ptr(), 0, &consumer);
-                }
-            });
-        } else {
-            if kind != Kind::Update {
-                sink.send_schema(&Schema::empty());
-            }
-            if kind != Kind::Describe {
-                sink.rows = execute(&query);
-            }
-        }
+        pg_sys::pgstat_report_activity(pg_sys::BackendState::STATE_RUNNING, activity.as_ptr());
+        let r = f();
         pg_sys::PopActiveSnapshot();
         backend::disable_timeout(backend::STATEMENT_TIMEOUT, false);
         pg_sys::CommitTransactionCommand();
+        r
+    })
+}
+
+/// Run one statement request through vexec's Arrow API: a statement that
+/// returns rows streams its batches; any other (DDL, DML without
+/// RETURNING, several statements, run as the simple query protocol runs
+/// them) answers an empty schema and the rows it processed. `params` (an
+/// Arrow IPC stream) holds one execution's values per row. An update's
+/// rows (RETURNING) are counted, not sent.
+fn run(sql: &str, params: &[u8], kind: Kind, out: &Outbox) -> Response {
+    let Ok(query) = CString::new(sql) else {
+        return error_response("22021", "the statement contains a NUL byte".into());
+    };
+    let params = match read_params(params) {
+        Ok(p) => p,
+        Err(e) => return error_response("22P03", format!("malformed Arrow parameters: {e}")),
+    };
+    let mut sink = Sink {
+        out,
+        rows: 0,
+        dictionaries: DictionaryTracker::new(false),
+        schema_sent: false,
+        discard: kind == Kind::Update,
+    };
+    let sink_ptr: *mut Sink = &mut sink;
+    // SAFETY: inside the statement's transaction, on the main thread; sink outlives the call.
+    let r = statement(&query, || unsafe {
+        let api = arrow_api();
+        let consumer = EgressConsumerV1 { ctx: sink_ptr.cast(), on_schema, on_batch };
+        let param_schema = params
+            .as_ref()
+            .map(|(schema, _)| schema_to_c(schema).unwrap_or_else(|e| error!("vexec_flight: {e}")));
+        // vexec's functions report an ERROR by longjmp: turn it into a
+        // panic here, so this frame's state unwinds and the catch runs.
+        pg_sys::ffi::pg_guard_ffi_boundary(|| {
+            let schema_ptr = param_schema.as_ref().map_or(std::ptr::null(), |s| s as *const FFI_ArrowSchema);
+            match (&params, kind) {
+                (_, Kind::Describe) => {
+                    let mut parameters = FFI_ArrowSchema::empty();
+                    (api.describe)(query.as_ptr(), schema_ptr, &consumer, &mut parameters);
+                    let parameters =
+                        Schema::try_from(&parameters).unwrap_or_else(|e| error!("vexec_flight: {e}"));
+                    (*sink_ptr).schema_sent = false;
+                    (*sink_ptr).send_schema(&parameters);
+                }
+                (None, _) => {
+                    (*sink_ptr).rows =
+                        (api.run)(query.as_ptr(), std::ptr::null_mut(), std::ptr::null(), 0, &consumer);
+                }
+                (Some((_, batches)), _) => {
+                    for batch in batches {
+                        let (mut array, _) =
+                            batch_to_c(batch).unwrap_or_else(|e| error!("vexec_flight: {e}"));
+                        (*sink_ptr).rows += (api.run)(query.as_ptr(), &mut array, schema_ptr, 0, &consumer);
+                    }
+                }
+            }
+        });
     });
     r.map_or_else(|e| e, |_| Response::Done { rows: sink.rows })
 }
 
-/// Whether `query` is one statement that returns rows (a SELECT, or DML
-/// with RETURNING), from its plan.
-///
-/// # Safety
-/// Inside a transaction with an active snapshot.
-unsafe fn returns_rows(query: &CStr) -> bool {
-    // SAFETY: this function's contract; SPI is connected and finished here (an ERROR in
-    // between is cleaned up by the transaction's abort).
-    unsafe {
-        pg_sys::SPI_connect();
-        let plan = pg_sys::SPI_prepare(query.as_ptr(), 0, std::ptr::null_mut());
-        if plan.is_null() {
-            spi_error(pg_sys::SPI_result);
-        }
-        let rows = pg_sys::SPI_is_cursor_plan(plan);
-        pg_sys::SPI_finish();
-        rows
+/// The parameter values of a request (an Arrow IPC stream): its schema and
+/// batches, None when there are none.
+fn read_params(ipc: &[u8]) -> Result<Option<(SchemaRef, Vec<RecordBatch>)>, String> {
+    if ipc.is_empty() {
+        return Ok(None);
     }
+    let reader = arrow_ipc::reader::StreamReader::try_new(ipc, None).map_err(|e| e.to_string())?;
+    let schema = reader.schema();
+    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+    Ok(Some((schema, batches)))
 }
 
-/// Run `query` (one or more statements) for its effect; the rows the last
-/// statement processed.
-///
-/// # Safety
-/// As [`returns_rows`].
-unsafe fn execute(query: &CStr) -> u64 {
-    // SAFETY: as returns_rows.
-    unsafe {
-        pg_sys::SPI_connect();
-        let rc = pg_sys::SPI_execute(query.as_ptr(), false, 0);
-        if rc < 0 {
-            spi_error(rc);
-        }
-        let rows = pg_sys::SPI_processed;
-        pg_sys::SPI_finish();
-        rows
-    }
-}
-
-/// SPI's refusals (transaction control, say) as PostgreSQL's error.
-fn spi_error(code: i32) -> ! {
-    // SAFETY: SPI_result_code_string returns a static string for any code.
-    let what = unsafe { CStr::from_ptr(pg_sys::SPI_result_code_string(code)) }.to_string_lossy();
-    let message = if code == pg_sys::SPI_ERROR_TRANSACTION {
-        "transaction control statements are not supported over Flight SQL's statements (use its transaction actions)"
-            .to_string()
-    } else {
-        format!("the statement could not run: {what}")
+/// Flight SQL's bulk ingest: find (or create, or replace) the target table,
+/// then insert the upload through vexec's batch sink, all as one statement
+/// (an error leaves nothing, a table created by it included).
+fn ingest(target: &IngestTarget, upload: &mut Upload) -> Response {
+    let name = match ingest_sql::target_name(target) {
+        Ok(name) => name,
+        Err((sqlstate, message)) => return error_response(sqlstate, message),
     };
-    ErrorReport::new(PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED, message, "vexec_flight")
-        .report(PgLogLevel::ERROR);
-    unreachable!()
+    let activity = CString::new(format!("-- vexec_flight ingest\nINSERT INTO {name}")).unwrap_or_default();
+    let upload_ptr: *mut Upload = upload;
+    // SAFETY: inside the statement's transaction, on the main thread; upload outlives the call.
+    let r = statement(&activity, || unsafe {
+        let upload = &mut *upload_ptr;
+        let schema = upload.schema();
+        let lookup = || {
+            Spi::get_one_with_args::<pg_sys::Oid>("SELECT to_regclass($1)::oid", &[name.as_str().into()])
+                .unwrap_or_else(|e| error!("vexec_flight: {e}"))
+        };
+        let create = || {
+            let sql = ingest_sql::create_table(&name, &schema)
+                .unwrap_or_else(|e| raise(PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED, e.to_string()));
+            Spi::run(&sql).unwrap_or_else(|e| error!("vexec_flight: {e}"));
+        };
+        match (lookup(), target.if_exists) {
+            (Some(_), IfExists::Fail) => {
+                raise(PgSqlErrorCode::ERRCODE_DUPLICATE_TABLE, format!("relation {name} already exists"))
+            }
+            (Some(_), IfExists::Replace) => {
+                Spi::run(&format!("DROP TABLE {name}")).unwrap_or_else(|e| error!("vexec_flight: {e}"));
+                create();
+            }
+            (Some(_), IfExists::Append) => {}
+            (None, _) if target.create => create(),
+            (None, _) => {
+                raise(PgSqlErrorCode::ERRCODE_UNDEFINED_TABLE, format!("relation {name} does not exist"))
+            }
+        }
+        let Some(table) = lookup() else { error!("vexec_flight: the table {name} is gone") };
+        let c_schema = schema_to_c(&schema).unwrap_or_else(|e| error!("vexec_flight: {e}"));
+        let source = IngestSourceV1 { ctx: upload_ptr.cast(), next: upload_next };
+        let api = arrow_api();
+        // As in `run`: vexec's ERROR becomes a panic here.
+        pg_sys::ffi::pg_guard_ffi_boundary(|| (api.insert)(table.to_u32(), &c_schema, &source))
+    });
+    r.map_or_else(|e| e, |rows| Response::Done { rows })
+}
+
+/// An ingest's upload, read from the listener piece by piece: the schema,
+/// then the batches, to `PieceEnd` (or `PieceAbort`).
+struct Upload<'a> {
+    inbox: &'a Inbox,
+    schema: Option<SchemaRef>,
+    ended: bool,
+}
+
+impl Upload<'_> {
+    /// The next piece of the upload (None at its end); an ERROR for a
+    /// broken upload.
+    fn piece(&mut self) -> Option<FlightData> {
+        if self.ended {
+            return None;
+        }
+        let protocol = |m: &str| -> ! { raise(PgSqlErrorCode::ERRCODE_PROTOCOL_VIOLATION, m.to_string()) };
+        match self.inbox.receive(false) {
+            None => {
+                self.ended = true;
+                protocol("vexec_flight: the session ended during an upload")
+            }
+            Some(Ok(Request::Piece { header, body })) => {
+                Some(FlightData { data_header: header.into(), data_body: body.into(), ..Default::default() })
+            }
+            Some(Ok(Request::PieceEnd)) => {
+                self.ended = true;
+                None
+            }
+            Some(Ok(Request::PieceAbort { sqlstate, message })) => {
+                self.ended = true;
+                let code = wire::sqlstate_code(&sqlstate).unwrap_or(0);
+                raise(PgSqlErrorCode::from(code), message)
+            }
+            Some(_) => {
+                self.ended = true;
+                protocol("vexec_flight: a malformed upload")
+            }
+        }
+    }
+
+    /// The upload's schema (its first piece).
+    fn schema(&mut self) -> SchemaRef {
+        let data = self.piece().unwrap_or_else(|| {
+            raise(PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION, "an upload without a schema".into())
+        });
+        let decoded = std::panic::catch_unwind(AssertUnwindSafe(|| Schema::try_from(&data)));
+        let schema = match decoded {
+            Ok(Ok(schema)) => Arc::new(schema),
+            Ok(Err(e)) => raise(
+                PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
+                format!("the upload does not start with an Arrow schema: {e}"),
+            ),
+            Err(_) => raise(
+                PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
+                "the upload does not start with an Arrow schema".into(),
+            ),
+        };
+        self.schema = Some(Arc::clone(&schema));
+        schema
+    }
+
+    /// The next non-empty batch; None at the end.
+    fn batch(&mut self) -> Option<RecordBatch> {
+        let schema = self.schema.clone().expect("the schema is read first");
+        loop {
+            let data = self.piece()?;
+            // arrow-rs panics on some malformed buffers rather than erring: both are the
+            // client's malformed upload.
+            let decoded = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                flight_data_to_arrow_batch(&data, Arc::clone(&schema), &HashMap::new())
+            }));
+            let batch = match decoded {
+                Ok(Ok(batch)) => batch,
+                Ok(Err(e)) => raise(
+                    PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
+                    format!("a malformed Arrow batch in the upload: {e}"),
+                ),
+                Err(_) => raise(
+                    PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
+                    "a malformed Arrow batch in the upload: its buffers do not fit its body".into(),
+                ),
+            };
+            if batch.num_rows() > 0 {
+                return Some(batch);
+            }
+        }
+    }
+
+    /// Read what is left of the upload (after an error), so the next
+    /// request starts where the listener's next one does.
+    fn drain(&mut self) {
+        while !self.ended {
+            match self.inbox.receive(true) {
+                Some(Ok(Request::Piece { .. })) => {}
+                _ => self.ended = true,
+            }
+        }
+    }
+}
+
+/// An ERROR with `code`.
+fn raise(code: PgSqlErrorCode, message: String) -> ! {
+    ereport!(ERROR, code, message);
+}
+
+/// `IngestSourceV1::next` over an [`Upload`].
+#[pg_guard]
+unsafe extern "C-unwind" fn upload_next(ctx: *mut c_void, array: *mut FFI_ArrowArray) -> bool {
+    // SAFETY: ctx is the Upload `ingest` passed, live for the insert.
+    let upload = unsafe { &mut *ctx.cast::<Upload>() };
+    let Some(batch) = upload.batch() else { return false };
+    let (c_array, _schema) = batch_to_c(&batch).unwrap_or_else(|e| error!("vexec_flight: {e}"));
+    // SAFETY: `array` is the caller's empty struct, which takes ownership (ArrowApiV1::insert).
+    unsafe { std::ptr::write(array, c_array) };
+    true
 }
 
 fn error_response(sqlstate: &str, message: String) -> Response {
     Response::Error { sqlstate: sqlstate.into(), message, detail: String::new(), hint: String::new() }
 }
 
-/// vexec's egress, published by vexec's _PG_init in the postmaster.
-fn egress_api() -> &'static EgressApiV1 {
+/// vexec's Arrow API, published by vexec's _PG_init in the postmaster.
+fn arrow_api() -> &'static ArrowApiV1 {
     // SAFETY: the rendezvous slot is the process's; vexec stores a pointer to its static API.
     unsafe {
         let p = *pg_sys::find_rendezvous_variable(RENDEZVOUS.as_ptr());
         if p.is_null() {
             error!("vexec_flight needs vexec in shared_preload_libraries");
         }
-        let api = &*p.cast::<EgressApiV1>();
-        if api.version != 1 || (api.size as usize) < std::mem::size_of::<EgressApiV1>() {
-            error!("vexec_flight: vexec's egress API is not version 1");
+        let api = &*p.cast::<ArrowApiV1>();
+        if api.version != 1 || (api.size as usize) < std::mem::size_of::<ArrowApiV1>() {
+            error!("vexec_flight: vexec's Arrow API is not the version it was built with");
         }
         api
     }
@@ -559,6 +781,10 @@ struct Sink<'a> {
     out: &'a Outbox,
     rows: u64,
     dictionaries: DictionaryTracker,
+    /// The schema went out (executions after the first send only batches).
+    schema_sent: bool,
+    /// An update's: nothing is sent (its RETURNING rows are only counted).
+    discard: bool,
 }
 
 impl Sink<'_> {
@@ -579,6 +805,9 @@ impl Sink<'_> {
     }
 
     fn send_schema(&mut self, schema: &Schema) {
+        if self.discard || std::mem::replace(&mut self.schema_sent, true) {
+            return;
+        }
         let data: FlightData = SchemaAsIpc::new(schema, &IpcWriteOptions::default()).into();
         self.send(&data.data_header, &data.data_body);
     }
@@ -586,7 +815,7 @@ impl Sink<'_> {
 
 #[pg_guard]
 unsafe extern "C-unwind" fn on_schema(ctx: *mut c_void, schema: *mut FFI_ArrowSchema) {
-    // SAFETY: ctx is the Sink `run` passed; schema is live for the call (egress_abi's contract).
+    // SAFETY: ctx is the Sink `run` passed; schema is live for the call (abi's contract).
     let (sink, schema) = unsafe { (&mut *ctx.cast::<Sink>(), &*schema) };
     let schema = Schema::try_from(schema).unwrap_or_else(|e| error!("vexec_flight: {e}"));
     sink.send_schema(&schema);
@@ -606,6 +835,9 @@ unsafe extern "C-unwind" fn on_batch(
             batch_from_c(array, &*schema).unwrap_or_else(|e| error!("vexec_flight: {e}")),
         )
     };
+    if sink.discard {
+        return;
+    }
     let (dictionaries, data) = IpcDataGenerator::default()
         .encode(
             &batch,
@@ -618,5 +850,4 @@ unsafe extern "C-unwind" fn on_batch(
         sink.send(&d.ipc_message, &d.arrow_data);
     }
     sink.send(&data.ipc_message, &data.arrow_data);
-    sink.rows += batch.num_rows() as u64;
 }

@@ -20,6 +20,9 @@ pub static SSL_CERT_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CStr
 pub static SSL_KEY_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 /// Seconds a session's token stays valid without being used.
 pub static SESSION_IDLE_TIMEOUT: GucSetting<i32> = GucSetting::<i32>::new(3600);
+/// The largest gRPC message a client may send, in kB (an Arrow batch of an
+/// upload is one message): a bigger one is refused (RESOURCE_EXHAUSTED).
+pub static MAX_MESSAGE_SIZE: GucSetting<i32> = GucSetting::<i32>::new(64 * 1024);
 /// The database the listener connects to, to read pg_hba.conf's rules and
 /// the roles' secrets (both shared across databases).
 pub static LISTENER_DATABASE: GucSetting<Option<CString>> =
@@ -79,6 +82,16 @@ pub fn register() {
         i32::MAX,
         GucContext::Sighup,
         GucFlags::UNIT_S,
+    );
+    GucRegistry::define_int_guc(
+        c"vexec_flight.max_message_size",
+        c"Largest message an Arrow Flight SQL client may send (an Arrow batch of an upload is one).",
+        c"",
+        &MAX_MESSAGE_SIZE,
+        64,
+        1024 * 1024,
+        GucContext::Postmaster,
+        GucFlags::UNIT_KB,
     );
     GucRegistry::define_string_guc(
         c"vexec_flight.listener_database",

@@ -27,7 +27,7 @@ const MAX_STREAM_BYTES: usize = (1 << 30) - 1 - 4;
 fn arrow_ipc(query: &str, batch_rows: default!(i32, 8192)) -> Vec<u8> {
     let (query, batch_rows) = arguments(query, batch_rows);
     let mut sink = IpcSink { stream: None };
-    super::run(&query, batch_rows, &mut sink);
+    super::run(&query, None, false, batch_rows, &mut sink);
     let stream = sink.stream.unwrap_or_else(|| internal("no schema"));
     stream.finish().unwrap_or_else(|e| internal(e))
 }

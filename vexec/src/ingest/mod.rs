@@ -21,6 +21,8 @@
 mod rows;
 mod sql;
 
+pub(crate) use rows::{param_column, param_datum};
+
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -72,6 +74,16 @@ fn quote(ident: &str) -> String {
 /// the target columns (any others get their defaults). Returns the number
 /// of rows inserted.
 pub fn insert(table: pg_sys::Oid, batches: Batches) -> u64 {
+    // SAFETY: a catalog lookup by name.
+    if unsafe { pg_sys::get_extension_oid(c"vexec".as_ptr(), true) } == pg_sys::InvalidOid {
+        pgrx::pg_sys::panic::ErrorReport::new(
+            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            "vexec's batch sink needs the vexec extension in this database",
+            "vexec::ingest",
+        )
+        .set_hint("Run CREATE EXTENSION vexec in it.")
+        .report(PgLogLevel::ERROR);
+    }
     let fields = batches.schema.fields().clone();
     if fields.is_empty() {
         ereport!(ERROR, PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, "an Arrow stream without columns");

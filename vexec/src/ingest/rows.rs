@@ -20,7 +20,7 @@ use vexec_core::arrow::ingest::{self, Source};
 use super::{fail, raise};
 
 /// How one column's values become Datums.
-struct Column {
+pub(crate) struct Column {
     source: Source,
     /// Typed and Numeric: the type's input function, I/O parameter and typmod.
     input: Option<(pg_sys::Oid, pg_sys::Oid, i32)>,
@@ -150,6 +150,27 @@ unsafe fn datum(col: &Column, a: &ArrayRef, row: usize) -> pg_sys::Datum {
             (s, t) => error!("vexec internal error: Arrow {t} read as {}", s.sql_name()),
         }
     }
+}
+
+/// A statement parameter's column: its source, read as type `typid` (by
+/// that type's input function for a numeric or typed source).
+pub(crate) fn param_column(source: Source, typid: pg_sys::Oid) -> Column {
+    let input = matches!(source, Source::Typed(_) | Source::Numeric).then(|| {
+        let (mut func, mut ioparam) = (pg_sys::InvalidOid, pg_sys::InvalidOid);
+        // SAFETY: a catalog lookup of a type that exists (the statement was parsed with it).
+        unsafe { pg_sys::getTypeInputInfo(typid, &mut func, &mut ioparam) };
+        (func, ioparam, -1)
+    });
+    Column { source, input }
+}
+
+/// Row `row` of `a` (not NULL) as a parameter's Datum.
+///
+/// # Safety
+/// `row` is below `a`'s length; in a transaction.
+pub(crate) unsafe fn param_datum(col: &Column, a: &ArrayRef, row: usize) -> pg_sys::Datum {
+    // SAFETY: this function's contract.
+    unsafe { datum(col, a, row) }
 }
 
 /// The type OID, typmod and (for a typed column) input function of each

@@ -7,9 +7,9 @@
 //! mapping is documented in docs/arrow.md. `ingest` is the other direction:
 //! Arrow columns into PostgreSQL types.
 
+pub mod abi;
 pub mod builder;
 pub mod convert;
-pub mod egress_abi;
 pub mod ingest;
 pub mod stream;
 pub mod types;

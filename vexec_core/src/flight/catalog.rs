@@ -33,7 +33,8 @@ pub fn select_all(schema: &str, table: &str) -> String {
     format!("SELECT * FROM {}.{}", quote_ident(schema), quote_ident(table))
 }
 
-fn quote_ident(s: &str) -> String {
+/// An SQL identifier, always quoted (so any name, and case, is kept).
+pub fn quote_ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }
 

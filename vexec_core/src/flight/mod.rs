@@ -3,5 +3,6 @@
 
 pub mod catalog;
 pub mod hba;
+pub mod ingest;
 pub mod login;
 pub mod wire;
