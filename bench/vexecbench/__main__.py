@@ -10,6 +10,8 @@
            vs COPY binary (psycopg); writes results/<sha>-<time>-egress.csv
   insert   INSERT INTO copy SELECT * FROM lineitem / hits, by vexec.mode (VecInsert
            against ModifyTable); writes results/<sha>-<time>-insert.csv
+  flight   vexec_flight: TPC-H Q1 through Flight vs pgwire, ingest of lineitem (Flight vs
+           ADBC's COPY), a slow client's session memory; results/<sha>-<time>-flight.csv
 """
 
 import argparse
@@ -18,7 +20,7 @@ import signal
 import sys
 import time
 
-from . import citus, datasets, egress, insert, report, runner, tpcds, tpch
+from . import citus, datasets, egress, flight, insert, report, runner, tpcds, tpch
 from .cluster import Cluster
 from .datasets import Dataset
 
@@ -223,6 +225,22 @@ def cmd_egress(args) -> int:
     return 0
 
 
+def cmd_flight(args) -> int:
+    os.makedirs(args.results, exist_ok=True)
+    cl = cluster_from(args)
+    cl.libraries = ("vexec_flight",)
+    cl.options = egress.flight_options()
+    cl.stop()  # (re)started with vexec_flight
+    cl.start(preload=True)
+    try:
+        out_csv = os.path.join(args.results, f"{args.sha}-{time.strftime('%Y%m%dT%H%M%S')}-flight.csv")
+        flight.run(cl, args.state, args.sf, args.seed, args.sessions, args.hot, out_csv, args.sha,
+                   parse_list(args.cases))
+    finally:
+        cl.stop()
+    return 0
+
+
 def cmd_insert(args) -> int:
     os.makedirs(args.results, exist_ok=True)
     cl = cluster_from(args)
@@ -242,7 +260,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="vexecbench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("run", "demo", "egress", "insert"):
+    for name in ("run", "demo", "egress", "insert", "flight"):
         s = sub.add_parser(name)
         s.add_argument("--state", required=True, help="directory for the cluster and generated data")
         s.add_argument("--bindir", default="/usr/lib/postgresql/19/bin")
@@ -292,6 +310,13 @@ def main(argv=None) -> int:
     ins.add_argument("--modes", default="off,force")
     ins.add_argument("--sha", default="unknown")
     ins.add_argument("--results", required=True)
+    fl = sub.choices["flight"]
+    fl.add_argument("--sf", type=float, default=1.0)
+    fl.add_argument("--sessions", type=positive_int, default=2)
+    fl.add_argument("--hot", type=positive_int, default=2)
+    fl.add_argument("--cases", default="q1,ingest,slow", help="q1, ingest, slow")
+    fl.add_argument("--sha", default="unknown")
+    fl.add_argument("--results", required=True)
     rep = sub.add_parser("report")
     rep.add_argument("csv")
     rep.add_argument("--reports", required=True)
@@ -308,6 +333,8 @@ def main(argv=None) -> int:
         return cmd_egress(args)
     if args.cmd == "insert":
         return cmd_insert(args)
+    if args.cmd == "flight":
+        return cmd_flight(args)
     if args.cmd == "report":
         print(open(report.write_report(args.csv, args.reports)).read())
         return 0

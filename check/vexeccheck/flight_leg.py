@@ -224,10 +224,12 @@ def statements(c: Cluster, r: LegResult) -> None:
         worker.start()
         time.sleep(1)
         with psycopg.connect(c.dsn("flight_db"), autocommit=True) as conn:
-            act = conn.execute("SELECT pid, usename, datname, application_name, query FROM pg_stat_activity "
+            act = conn.execute("SELECT pid, usename, datname, application_name, query, host(client_addr), "
+                               "client_port FROM pg_stat_activity "
                                "WHERE backend_type = 'vexec_flight session' AND state = 'active'").fetchall()
             check("pg_stat_activity", len(act) == 1 and act[0][1:3] == ("flight_alice", "flight_db")
-                  and act[0][3].startswith("vexec_flight 127.0.0.1") and act[0][4] == "SELECT pg_sleep(30)",
+                  and act[0][3].startswith("vexec_flight 127.0.0.1") and act[0][4] == "SELECT pg_sleep(30)"
+                  and act[0][5] == "127.0.0.1" and act[0][3] == f"vexec_flight 127.0.0.1:{act[0][6]}",
                   str(act))
             if act:
                 conn.execute("SELECT pg_cancel_backend(%s)", (act[0][0],))
@@ -315,6 +317,8 @@ def statements(c: Cluster, r: LegResult) -> None:
             check("a forged token", False, "served")
         except flight.FlightUnauthenticatedError as e:
             check("a forged token", "invalid or expired session token" in str(e), str(e))
+        from .flight_metadata import keys_and_types
+        keys_and_types(c, check)
     finally:
         s.close()
     # ADBC's Flight SQL driver, as a user runs it.

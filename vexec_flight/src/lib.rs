@@ -7,7 +7,11 @@
 //! PostgreSQL; the helper hands every request that needs the server to the
 //! main thread through a channel and a wake-up socket the main thread waits
 //! on with its latch, so signals and postmaster death are handled as in any
-//! PostgreSQL process. `hba` judges logins against pg_hba.conf.
+//! PostgreSQL process. Each session's statements run in a server process
+//! of its own (`session`), through vexec's Arrow API; `metadata` builds
+//! the catalog answers arrow-flight has no builder for. What is decided
+//! without the server (pg_hba.conf matching, the wire format, catalog SQL)
+//! is `vexec_core::flight`.
 
 use pgrx::bgworkers::{BackgroundWorkerBuilder, BgWorkerStartTime};
 use pgrx::pg_sys;
@@ -15,6 +19,7 @@ use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 
 mod listener;
+mod metadata;
 /// `#[pg_guard]` on an extern block (session.rs) wraps each function in
 /// `crate::ffi::pg_guard_ffi_boundary`.
 mod ffi {

@@ -15,15 +15,16 @@ use arrow_array::cast::AsArray;
 use arrow_array::StringArray;
 use arrow_flight::encode::FlightDataEncoderBuilder;
 use arrow_flight::flight_service_server::FlightServiceServer;
-use arrow_flight::sql::metadata::{SqlInfoData, SqlInfoDataBuilder};
+use arrow_flight::sql::metadata::{SqlInfoData, SqlInfoDataBuilder, XdbcTypeInfoData};
 use arrow_flight::sql::server::{FlightSqlService, PeekableFlightDataStream};
 use arrow_flight::sql::{
     ActionBeginTransactionRequest, ActionBeginTransactionResult, ActionClosePreparedStatementRequest,
     ActionCreatePreparedStatementRequest, ActionCreatePreparedStatementResult, ActionEndTransactionRequest,
-    CommandGetCatalogs, CommandGetDbSchemas, CommandGetSqlInfo, CommandGetTableTypes, CommandGetTables,
-    CommandPreparedStatementQuery, CommandPreparedStatementUpdate, CommandStatementIngest,
-    CommandStatementQuery, CommandStatementUpdate, DoPutPreparedStatementResult, EndTransaction,
-    ProstMessageExt, SqlInfo, SqlSupportedTransaction, TicketStatementQuery,
+    CommandGetCatalogs, CommandGetCrossReference, CommandGetDbSchemas, CommandGetExportedKeys,
+    CommandGetImportedKeys, CommandGetPrimaryKeys, CommandGetSqlInfo, CommandGetTableTypes, CommandGetTables,
+    CommandGetXdbcTypeInfo, CommandPreparedStatementQuery, CommandPreparedStatementUpdate,
+    CommandStatementIngest, CommandStatementQuery, CommandStatementUpdate, DoPutPreparedStatementResult,
+    EndTransaction, ProstMessageExt, SqlInfo, SqlSupportedTransaction, TicketStatementQuery,
 };
 use arrow_flight::utils::flight_data_to_arrow_batch;
 use arrow_flight::{
@@ -40,6 +41,8 @@ use tonic::metadata::MetadataValue;
 use tonic::{Code, Request, Response, Status, Streaming};
 use vexec_core::flight::login::{basic_credentials, bearer_token};
 use vexec_core::flight::{catalog, wire};
+
+use crate::metadata;
 
 /// Work for the listener's main thread.
 pub enum Job {
@@ -181,6 +184,8 @@ pub struct Service {
     tls: bool,
     /// GetSqlInfo's answer.
     sql_info: SqlInfoData,
+    /// GetXdbcTypeInfo's.
+    xdbc_types: XdbcTypeInfoData,
 }
 
 /// Transaction ids: unique in the listener's life (a session checks that a
@@ -201,7 +206,8 @@ impl Service {
         info.append(SqlInfo::FlightSqlServerCancel, false);
         info.append(SqlInfo::SqlIdentifierQuoteChar, "\"");
         let sql_info = info.build().map_err(|e| e.to_string())?;
-        Ok(Service { main, tls, sql_info })
+        let xdbc_types = metadata::xdbc_types().map_err(|e| e.to_string())?;
+        Ok(Service { main, tls, sql_info, xdbc_types })
     }
 
     /// The rows of a catalog query run in the session, every column text.
@@ -245,6 +251,17 @@ impl Service {
             }
         }
         Err(Status::unavailable("the session ended"))
+    }
+
+    /// The foreign key rows `wanted` keeps, as a DoGet answer.
+    async fn foreign_keys(
+        &self,
+        metadata: &tonic::metadata::MetadataMap,
+        wanted: impl Fn(&Vec<String>) -> bool,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let rows = self.catalog_rows(metadata, catalog::FOREIGN_KEYS_SQL).await?;
+        let rows: Vec<&Vec<String>> = rows.iter().filter(|r| wanted(r)).collect();
+        batch_stream(metadata::foreign_keys_schema(), metadata::foreign_keys(&rows))
     }
 
     /// The result and parameter schemas a describing request answers (its
@@ -724,6 +741,107 @@ impl FlightSqlService for Service {
         catalog::TABLE_TYPES.iter().for_each(|t| builder.append(t));
         let schema = builder.schema();
         batch_stream(schema, builder.build())
+    }
+
+    async fn get_flight_info_primary_keys(
+        &self,
+        query: CommandGetPrimaryKeys,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        flight_info(request, query.as_any(), &metadata::primary_keys_schema())
+    }
+
+    /// A table's primary key columns, from pg_constraint (as the role sees
+    /// the catalogs).
+    async fn do_get_primary_keys(
+        &self,
+        query: CommandGetPrimaryKeys,
+        request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let rows = self.catalog_rows(request.metadata(), catalog::PRIMARY_KEYS_SQL).await?;
+        let (c, s) = (query.catalog.as_deref(), query.db_schema.as_deref());
+        let wanted: Vec<&Vec<String>> =
+            rows.iter().filter(|r| catalog::names(c, s, &query.table, [&r[0], &r[1], &r[2]])).collect();
+        batch_stream(metadata::primary_keys_schema(), metadata::primary_keys(&wanted))
+    }
+
+    async fn get_flight_info_imported_keys(
+        &self,
+        query: CommandGetImportedKeys,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        flight_info(request, query.as_any(), &metadata::foreign_keys_schema())
+    }
+
+    /// The foreign keys of a table (the keys it imports).
+    async fn do_get_imported_keys(
+        &self,
+        query: CommandGetImportedKeys,
+        request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let (c, s, t) = (query.catalog.as_deref(), query.db_schema.as_deref(), query.table.as_str());
+        self.foreign_keys(request.metadata(), |r| catalog::names(c, s, t, [&r[4], &r[5], &r[6]])).await
+    }
+
+    async fn get_flight_info_exported_keys(
+        &self,
+        query: CommandGetExportedKeys,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        flight_info(request, query.as_any(), &metadata::foreign_keys_schema())
+    }
+
+    /// The foreign keys that reference a table (the keys it exports).
+    async fn do_get_exported_keys(
+        &self,
+        query: CommandGetExportedKeys,
+        request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let (c, s, t) = (query.catalog.as_deref(), query.db_schema.as_deref(), query.table.as_str());
+        self.foreign_keys(request.metadata(), |r| catalog::names(c, s, t, [&r[0], &r[1], &r[2]])).await
+    }
+
+    async fn get_flight_info_cross_reference(
+        &self,
+        query: CommandGetCrossReference,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        flight_info(request, query.as_any(), &metadata::foreign_keys_schema())
+    }
+
+    /// The foreign keys of one table that reference another.
+    async fn do_get_cross_reference(
+        &self,
+        query: CommandGetCrossReference,
+        request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        let pk = (query.pk_catalog.as_deref(), query.pk_db_schema.as_deref(), query.pk_table.as_str());
+        let fk = (query.fk_catalog.as_deref(), query.fk_db_schema.as_deref(), query.fk_table.as_str());
+        self.foreign_keys(request.metadata(), |r| {
+            catalog::names(pk.0, pk.1, pk.2, [&r[0], &r[1], &r[2]])
+                && catalog::names(fk.0, fk.1, fk.2, [&r[4], &r[5], &r[6]])
+        })
+        .await
+    }
+
+    async fn get_flight_info_xdbc_type_info(
+        &self,
+        query: CommandGetXdbcTypeInfo,
+        request: Request<FlightDescriptor>,
+    ) -> Result<Response<FlightInfo>, Status> {
+        let schema = query.clone().into_builder(&self.xdbc_types).schema();
+        flight_info(request, query.as_any(), &schema)
+    }
+
+    /// The types PostgreSQL's columns come as (all, or those of one XDBC type).
+    async fn do_get_xdbc_type_info(
+        &self,
+        query: CommandGetXdbcTypeInfo,
+        request: Request<Ticket>,
+    ) -> Result<Response<DoGetStream>, Status> {
+        token_of(request.metadata())?;
+        let builder = query.into_builder(&self.xdbc_types);
+        batch_stream(builder.schema(), builder.build())
     }
 
     /// Flight's `CloseSession` (clients call it when they close): the

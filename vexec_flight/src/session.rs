@@ -2,7 +2,8 @@
 //! connected to the session's database as its role, so statements run with
 //! the role's privileges, column privileges and row level security exactly
 //! as a pgwire backend's would, and show in `pg_stat_activity` (backend type
-//! `vexec_flight session`, application name `vexec_flight <client>`).
+//! `vexec_flight session`, the client's address, application name
+//! `vexec_flight <client>`).
 //!
 //! The listener and the worker talk through two shm_mq queues in one DSM
 //! segment (`vexec_core::flight::wire` messages). The worker runs a query
@@ -248,8 +249,9 @@ pub extern "C-unwind" fn vexec_flight_session_main(arg: pg_sys::Datum) {
         let inbox = pg_sys::shm_mq_attach(requests, seg, std::ptr::null_mut());
         let outbox = pg_sys::shm_mq_attach(responses, seg, std::ptr::null_mut());
 
-        pg_sys::BackgroundWorkerInitializeConnectionByOid(header.database, header.role, 0);
         let peer = CStr::from_bytes_until_nul(&header.peer).map(|c| c.to_string_lossy()).unwrap_or_default();
+        client_port(&peer);
+        pg_sys::BackgroundWorkerInitializeConnectionByOid(header.database, header.role, 0);
         let app = CString::new(format!("vexec_flight {peer}")).unwrap_or_default();
         pg_sys::SetConfigOption(
             c"application_name".as_ptr(),
@@ -278,6 +280,72 @@ pub extern "C-unwind" fn vexec_flight_session_main(arg: pg_sys::Datum) {
         }
     }
 }
+
+/// Give the worker a `Port` with the Flight client's address (and no
+/// socket: a background worker talks to no client), as a pgwire backend
+/// has one: pg_stat_activity's client_addr and client_port,
+/// `inet_client_addr()` and log_line_prefix's `%h`/`%r` then show the
+/// client. Before the connection is initialized, which reports it.
+///
+/// # Safety
+/// The worker's main thread, before `BackgroundWorkerInitializeConnection*`.
+unsafe fn client_port(peer: &str) {
+    let Ok(addr) = peer.parse::<std::net::SocketAddr>() else { return };
+    // SAFETY: this function's contract; the Port lives in TopMemoryContext for the process's
+    // life, zeroed (no SSL, no GSS, no options), its address written as the socket API lays it
+    // out in a sockaddr_storage.
+    unsafe {
+        let port = pg_sys::MemoryContextAllocZero(pg_sys::TopMemoryContext, PORT_BYTES).cast::<PortHead>();
+        (*port).sock = -1; // PGINVALID_SOCKET
+        let storage = (&raw mut (*port).raddr.addr).cast::<u8>();
+        match addr {
+            std::net::SocketAddr::V4(a) => {
+                let sin = storage.cast::<libc::sockaddr_in>();
+                (*sin).sin_family = libc::AF_INET as libc::sa_family_t;
+                (*sin).sin_port = a.port().to_be();
+                (*sin).sin_addr.s_addr = u32::from_ne_bytes(a.ip().octets());
+                (*port).raddr.salen = std::mem::size_of::<libc::sockaddr_in>() as _;
+            }
+            std::net::SocketAddr::V6(a) => {
+                let sin6 = storage.cast::<libc::sockaddr_in6>();
+                (*sin6).sin6_family = libc::AF_INET6 as libc::sa_family_t;
+                (*sin6).sin6_port = a.port().to_be();
+                (*sin6).sin6_addr.s6_addr = a.ip().octets();
+                (*sin6).sin6_flowinfo = a.flowinfo();
+                (*sin6).sin6_scope_id = a.scope_id();
+                (*port).raddr.salen = std::mem::size_of::<libc::sockaddr_in6>() as _;
+            }
+        }
+        let text = |s: String| {
+            let c = CString::new(s).unwrap_or_default();
+            pg_sys::MemoryContextStrdup(pg_sys::TopMemoryContext, c.as_ptr())
+        };
+        (*port).remote_host = text(addr.ip().to_string());
+        (*port).remote_port = text(addr.port().to_string());
+        pg_sys::MyProcPort = port.cast();
+    }
+}
+
+/// The head of libpq-be.h's `Port` (the same in PostgreSQL 18 and 19),
+/// which pgrx leaves opaque: the fields [`client_port`] sets.
+#[repr(C)]
+struct PortHead {
+    sock: std::ffi::c_int,
+    noblock: bool,
+    proto: u32,
+    laddr: pg_sys::SockAddr,
+    raddr: pg_sys::SockAddr,
+    remote_host: *mut std::ffi::c_char,
+    remote_hostname: *mut std::ffi::c_char,
+    remote_hostname_resolv: std::ffi::c_int,
+    remote_hostname_errcode: std::ffi::c_int,
+    remote_port: *mut std::ffi::c_char,
+}
+
+/// Bytes allocated (zeroed) for the whole `Port`, whose size pgrx does not
+/// know: well above its real size (under 1 kB in 18 and 19), so every field
+/// after the head is NULL, false or 0 (no SSL, no GSS, no options).
+const PORT_BYTES: usize = 4096;
 
 /// The worker's queue from the listener.
 struct Inbox(*mut pg_sys::shm_mq_handle);

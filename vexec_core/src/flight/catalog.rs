@@ -27,6 +27,55 @@ pub const TABLES_SQL: &str = "SELECT current_database()::text, n.nspname::text, 
        AND (n.nspname NOT LIKE 'pg\\_temp\\_%' OR n.oid = pg_my_temp_schema()) \
      ORDER BY 2, 3";
 
+/// Primary key columns: catalog, schema, table, column, constraint name,
+/// position in the key (1-based).
+pub const PRIMARY_KEYS_SQL: &str = "SELECT current_database()::text, n.nspname::text, c.relname::text, \
+       a.attname::text, con.conname::text, k.ord::text \
+     FROM pg_constraint con JOIN pg_class c ON c.oid = con.conrelid \
+     JOIN pg_namespace n ON n.oid = c.relnamespace \
+     CROSS JOIN LATERAL unnest(con.conkey) WITH ORDINALITY AS k(attnum, ord) \
+     JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = k.attnum \
+     WHERE con.contype = 'p' \
+     ORDER BY 1, 2, 3, 5, k.ord";
+
+/// Foreign key columns, as Flight SQL's key commands answer them: the
+/// referenced (pk_) catalog, schema, table and column, the referencing
+/// (fk_) ones, the position in the key, the foreign key's name, the name
+/// of the referenced key's constraint ('' if none), and the ON UPDATE and
+/// ON DELETE actions (pg_constraint's letters, see [`rule`]).
+pub const FOREIGN_KEYS_SQL: &str = "SELECT current_database()::text, pn.nspname::text, pc.relname::text, \
+       pa.attname::text, current_database()::text, fn.nspname::text, fc.relname::text, fa.attname::text, \
+       k.ord::text, con.conname::text, coalesce(pk.conname, '')::text, \
+       con.confupdtype::text, con.confdeltype::text \
+     FROM pg_constraint con \
+     JOIN pg_class fc ON fc.oid = con.conrelid JOIN pg_namespace fn ON fn.oid = fc.relnamespace \
+     JOIN pg_class pc ON pc.oid = con.confrelid JOIN pg_namespace pn ON pn.oid = pc.relnamespace \
+     CROSS JOIN LATERAL unnest(con.conkey, con.confkey) WITH ORDINALITY AS k(fk_att, pk_att, ord) \
+     JOIN pg_attribute fa ON fa.attrelid = fc.oid AND fa.attnum = k.fk_att \
+     JOIN pg_attribute pa ON pa.attrelid = pc.oid AND pa.attnum = k.pk_att \
+     LEFT JOIN pg_constraint pk ON pk.conindid = con.conindid AND pk.conrelid = con.confrelid \
+          AND pk.contype IN ('p', 'u') \
+     WHERE con.contype = 'f' \
+     ORDER BY 5, 6, 7, 10, k.ord";
+
+/// A foreign key action (pg_constraint's `confupdtype`/`confdeltype`) as
+/// Flight SQL's UpdateDeleteRules (JDBC's importedKey* values).
+pub fn rule(action: &str) -> u8 {
+    match action {
+        "c" => 0, // CASCADE
+        "r" => 1, // RESTRICT
+        "n" => 2, // SET NULL
+        "d" => 4, // SET DEFAULT
+        _ => 3,   // NO ACTION ("a")
+    }
+}
+
+/// Whether a table named (catalog, schema, table) is the one a key command
+/// names: an omitted catalog or schema does not narrow the search.
+pub fn names(catalog: Option<&str>, schema: Option<&str>, table: &str, row: [&str; 3]) -> bool {
+    catalog.is_none_or(|c| c == row[0]) && schema.is_none_or(|s| s == row[1]) && table == row[2]
+}
+
 /// `SELECT * FROM schema.table`, both quoted as identifiers (the query
 /// whose result schema is the table's).
 pub fn select_all(schema: &str, table: &str) -> String {
@@ -72,6 +121,16 @@ mod tests {
         assert!(!like("a%b%c", "aXXcYb"));
         assert!(like("100\\%", "100%"));
         assert!(!like("100\\%", "1000"));
+    }
+
+    #[test]
+    fn key_rules_and_names() {
+        assert_eq!(["c", "r", "n", "a", "d"].map(rule), [0, 1, 2, 3, 4]);
+        assert!(names(None, None, "t", ["db", "public", "t"]));
+        assert!(names(Some("db"), Some("public"), "t", ["db", "public", "t"]));
+        assert!(!names(None, Some("other"), "t", ["db", "public", "t"]));
+        assert!(!names(Some(""), None, "t", ["db", "public", "t"]));
+        assert!(!names(None, None, "T", ["db", "public", "t"]));
     }
 
     #[test]
