@@ -53,7 +53,7 @@ def flight_options() -> dict[str, str]:
     return {"vexec_flight.port": str(FLIGHT_PORT), "vexec_flight.listen_addresses": "127.0.0.1"}
 
 
-def _connect(cluster: Cluster, method: str, db: str):
+def connect(cluster: Cluster, method: str, db: str):
     """A connection for `method`, set up (vexec.mode) once per session."""
     if method.startswith("flight-"):
         import adbc_driver_flightsql.dbapi as flightsql
@@ -112,7 +112,7 @@ def run(cluster: Cluster, state: str, sf: float, seed: int, sessions: int, hot: 
     results = []
     for session in range(sessions):
         for method in methods:
-            with _connect(cluster, method, ds.name) as conn:
+            with connect(cluster, method, ds.name) as conn:
                 for i in range(hot + 1):  # the first run warms the caches
                     t0 = time.perf_counter()
                     if method.startswith("arrow-"):

@@ -23,28 +23,22 @@ import time
 import psycopg
 import pyarrow as pa
 
-from . import datasets, tpch
+from . import datasets, egress, tpch
 from .cluster import Cluster
 from .datasets import Dataset
 from .egress import FLIGHT_PORT
+from .flightsql import statement_query
 
 INGEST_BATCH_ROWS = 65536
 
 
-def _flight(db: str, mode: str = "auto"):
-    import adbc_driver_flightsql.dbapi as flightsql
-    conn = flightsql.connect(f"grpc://127.0.0.1:{FLIGHT_PORT}", autocommit=True, db_kwargs={
-        "username": getpass.getuser(), "password": "", "adbc.flight.sql.rpc.call_header.database": db})
-    with conn.cursor() as cur:
-        cur.execute(f"SET vexec.mode = {mode}")
-        cur.fetch_arrow_table()
-    return conn
+def _flight(cluster: Cluster, db: str):
+    """ADBC's Flight SQL driver, vexec.mode auto."""
+    return egress.connect(cluster, "flight-auto", db)
 
 
 def _adbc_pg(cluster: Cluster, db: str):
-    import adbc_driver_postgresql.dbapi as pgadbc
-    return pgadbc.connect(f"postgresql://{getpass.getuser()}@/{db}?host={cluster.datadir}&port={cluster.port}",
-                          autocommit=True)
+    return egress.connect(cluster, "adbc-copy", db)
 
 
 def _rss_anon_kb(pid: int) -> int:
@@ -90,7 +84,7 @@ def run(cluster: Cluster, state: str, sf: float, seed: int, sessions: int, hot: 
     for session in range(sessions):
         if "q1" in cases:
             for method in ("flight", "pgwire"):
-                conn = _flight(db) if method == "flight" else psycopg.connect(cluster.dsn(db), autocommit=True)
+                conn = _flight(cluster, db) if method == "flight" else psycopg.connect(cluster.dsn(db), autocommit=True)
                 if method == "pgwire":
                     conn.execute("SET vexec.mode = auto")
                 with conn:
@@ -109,7 +103,7 @@ def run(cluster: Cluster, state: str, sf: float, seed: int, sessions: int, hot: 
                     target = f"ingest_{method.replace('-', '_')}"
                     with psycopg.connect(cluster.dsn(db), autocommit=True) as c:
                         c.execute(f"DROP TABLE IF EXISTS {target}")
-                    with (_flight(db) if method == "flight" else _adbc_pg(cluster, db)) as conn:
+                    with (_flight(cluster, db) if method == "flight" else _adbc_pg(cluster, db)) as conn:
                         with conn.cursor() as cur:
                             t0 = time.perf_counter()
                             cur.adbc_ingest(target, table, mode="create")
@@ -126,13 +120,8 @@ def run(cluster: Cluster, state: str, sf: float, seed: int, sessions: int, hot: 
             key, value = client.authenticate_basic_token(
                 getpass.getuser(), "", flight.FlightCallOptions(headers=[(b"database", db.encode())]))
             options = flight.FlightCallOptions(headers=[(key, value)])
-            url = b"type.googleapis.com/arrow.flight.protocol.sql.CommandStatementQuery"
-            sql = b"SELECT * FROM lineitem"
-
-            def field(n, data):
-                return bytes([n << 3 | 2]) + _varint(len(data)) + data
-            info = client.get_flight_info(flight.FlightDescriptor.for_command(field(1, url) + field(2, field(1, sql))),
-                                          options)
+            info = client.get_flight_info(
+                flight.FlightDescriptor.for_command(statement_query("SELECT * FROM lineitem")), options)
             pid = _session_pid(cluster, db)
             start_kb = _rss_anon_kb(pid)
             peak = [start_kb]
@@ -183,11 +172,3 @@ def run(cluster: Cluster, state: str, sf: float, seed: int, sessions: int, hot: 
           f"{os.path.basename(out_csv)}", flush=True)
     return results
 
-
-def _varint(n: int) -> bytes:
-    out = b""
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out += bytes([b | (0x80 if n else 0)])
-        if not n:
-            return out

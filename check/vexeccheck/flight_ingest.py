@@ -17,7 +17,7 @@ import pyarrow.flight as flight
 
 from vexecbench.cluster import Cluster
 
-from .flight_leg import _field, _varint, statement_query
+from vexecbench.flightsql import command, field as _field, number, statement_query
 
 # Qualified: the cluster's superuser may be named vexec, like the extension's schema.
 SETUP = [
@@ -69,11 +69,8 @@ def count(c: Cluster, table: str) -> int | None:
 
 def ingest_command(table: str, if_not_exist: int = 1, if_exists: int = 2) -> bytes:
     """A CommandStatementIngest (create if missing, append if there), in a protobuf Any."""
-    def num(field: int, n: int) -> bytes:
-        return _varint(field << 3) + _varint(n)
-    options = num(1, if_not_exist) + num(2, if_exists)
-    body = _field(1, options) + _field(2, table.encode())
-    return _field(1, b"type.googleapis.com/arrow.flight.protocol.sql.CommandStatementIngest") + _field(2, body)
+    options = number(1, if_not_exist) + number(2, if_exists)
+    return command("CommandStatementIngest", _field(1, options) + _field(2, table.encode()))
 
 
 def ipc_pieces(message: pa.Buffer) -> tuple[bytes, bytes]:
@@ -84,7 +81,7 @@ def ipc_pieces(message: pa.Buffer) -> tuple[bytes, bytes]:
     return raw[8:8 + length], raw[8 + length:]
 
 
-def raw_put(port: int, bearer: str, command: bytes, pieces, break_off: bool = False):
+def raw_put(port: int, bearer: str, cmd: bytes, pieces, break_off: bool = False):
     """DoPut of raw FlightData messages (header, body), the first with the
     command's descriptor; the gRPC error's code, details and SQLSTATE, or
     None. `break_off`: the client fails after its pieces (the call is
@@ -94,7 +91,7 @@ def raw_put(port: int, bearer: str, command: bytes, pieces, break_off: bool = Fa
     def messages():
         for i, (header, body) in enumerate(pieces):
             # FlightDescriptor { type: CMD (2), cmd }
-            descriptor = _field(1, b"\x08\x02" + _field(2, command)) if i == 0 else b""
+            descriptor = _field(1, b"\x08\x02" + _field(2, cmd)) if i == 0 else b""
             yield descriptor + _field(2, header) + _field(1000, body)
         if break_off:
             raise RuntimeError("the client breaks off")

@@ -17,6 +17,8 @@ import psycopg
 import pyarrow.flight as flight
 
 from vexecbench.cluster import Cluster
+from vexecbench.flightsql import field as _field
+from vexecbench.flightsql import statement_query
 
 from .legs import LegResult, log
 
@@ -88,25 +90,6 @@ def login(user: str, password: str, database: str | None = "flight_db", tls_ca: 
         return None, e
     finally:
         client.close()
-
-
-def _varint(n: int) -> bytes:
-    out = b""
-    while True:
-        b, n = n & 0x7F, n >> 7
-        out += bytes([b | (0x80 if n else 0)])
-        if not n:
-            return out
-
-
-def _field(number: int, data: bytes) -> bytes:
-    return _varint(number << 3 | 2) + _varint(len(data)) + data
-
-
-def statement_query(sql: str) -> bytes:
-    """A Flight SQL CommandStatementQuery, packed in a protobuf Any."""
-    url = b"type.googleapis.com/arrow.flight.protocol.sql.CommandStatementQuery"
-    return _field(1, url) + _field(2, _field(1, sql.encode()))
 
 
 class Session:

@@ -11,7 +11,11 @@ import pyarrow.flight as flight
 
 from vexecbench.cluster import Cluster
 
-from .flight_leg import Session, _field, _varint
+from vexecbench.flightsql import command as packed
+from vexecbench.flightsql import field as _field
+from vexecbench.flightsql import number
+
+from .flight_leg import Session
 
 SETUP = [
     "CREATE TABLE public.meta_parent (a int, b text, PRIMARY KEY (a, b))",
@@ -32,8 +36,7 @@ SETUP = [
 
 
 def command(name: str, body: bytes) -> flight.FlightDescriptor:
-    url = f"type.googleapis.com/arrow.flight.protocol.sql.{name}".encode()
-    return flight.FlightDescriptor.for_command(_field(1, url) + _field(2, body))
+    return flight.FlightDescriptor.for_command(packed(name, body))
 
 
 def get(session, name: str, body: bytes = b""):
@@ -90,7 +93,7 @@ def keys(session, check) -> None:
           and by_name.get("numeric", {}).get("create_params") == ["precision", "scale"]
           and by_name.get("timestamp with time zone", {}).get("sql_data_type") == 9, str(types)[:500])
     # data_type (field 1, a varint) = 93, TIMESTAMP.
-    stamps = get(session, "CommandGetXdbcTypeInfo", _varint(1 << 3) + _varint(93)).to_pylist()
+    stamps = get(session, "CommandGetXdbcTypeInfo", number(1, 93)).to_pylist()
     check("GetXdbcTypeInfo of one type", sorted(t["type_name"] for t in stamps) == [
         "timestamp with time zone", "timestamp without time zone"], str(stamps))
 

@@ -115,7 +115,8 @@ pub fn run(
                 Some(p) => params::types(query, Some(&p.batch.schema())),
                 None => Vec::new(),
             };
-            let plan = prepare(query, &types, any_statement);
+            // Run to completion, so a parallel plan may serve it (as SPI_execute allows).
+            let plan = prepare(query, &types, any_statement, pg_sys::CURSOR_OPT_PARALLEL_OK as i32);
             let executions = params.as_ref().map_or(1, |p| p.batch.num_rows());
             if !pg_sys::SPI_is_cursor_plan(plan) {
                 sink.schema(&Arc::new(arrow_schema::Schema::empty()));
@@ -180,7 +181,7 @@ pub fn describe(
                 return (empty(), empty()); // analyzed only when they run
             }
             let types = params::types(query, params);
-            let plan = prepare(query, &types, any_statement);
+            let plan = prepare(query, &types, any_statement, 0);
             let result = if pg_sys::SPI_is_cursor_plan(plan) { result_schema(plan) } else { empty() };
             pg_sys::SPI_freeplan(plan);
             let desc = pg_sys::CreateTemplateTupleDesc(types.len() as i32);
@@ -200,7 +201,7 @@ pub fn open_cursor(query: &CStr) -> pg_sys::Portal {
         // SAFETY: SPI is connected for the closure's duration; the portal belongs to the
         // transaction, not to this SPI connection, so it outlives it.
         unsafe {
-            let plan = prepare(query, &[], false);
+            let plan = prepare(query, &[], false, 0);
             let portal = pg_sys::SPI_cursor_open(
                 std::ptr::null(),
                 plan,
@@ -242,16 +243,27 @@ unsafe fn result_schema(plan: pg_sys::SPIPlanPtr) -> SchemaRef {
     }
 }
 
-/// Parse, analyze and plan `query` with parameters of `types`: one
-/// statement that returns rows, or (`any_statement`) any statements.
+/// Parse, analyze and plan `query` with parameters of `types` and
+/// `cursor_options` (CURSOR_OPT_*): one statement that returns rows, or
+/// (`any_statement`) any statements.
 ///
 /// # Safety
 /// SPI is connected.
-unsafe fn prepare(query: &CStr, types: &[pg_sys::Oid], any_statement: bool) -> pg_sys::SPIPlanPtr {
+unsafe fn prepare(
+    query: &CStr,
+    types: &[pg_sys::Oid],
+    any_statement: bool,
+    cursor_options: i32,
+) -> pg_sys::SPIPlanPtr {
     // SAFETY: this function's contract; SPI_prepare raises syntax and analysis errors itself.
     unsafe {
         let mut types = types.to_vec();
-        let plan = pg_sys::SPI_prepare(query.as_ptr(), types.len() as i32, types.as_mut_ptr());
+        let plan = pg_sys::SPI_prepare_cursor(
+            query.as_ptr(),
+            types.len() as i32,
+            types.as_mut_ptr(),
+            cursor_options,
+        );
         if plan.is_null() {
             spi_failure("SPI_prepare", pg_sys::SPI_result);
         }
