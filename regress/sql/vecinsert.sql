@@ -343,3 +343,35 @@ SELECT vexec.arrow_insert('ins_arrow2', vexec.arrow_ipc($$SELECT 7 AS id, 'a' AS
 RESET ROLE;
 \set VERBOSITY default
 SELECT count(*) FROM ins_arrow2;
+
+-- A long stream goes in by chunks of about half work_mem, one execution of
+-- the INSERT each (their rows have different command ids), all in one
+-- transaction; a table with triggers (or rules) takes it in one execution,
+-- so its statement trigger fires once.
+CREATE TABLE ins_chunks (id int, label text);
+CREATE TABLE ins_chunks_trig (id int, label text);
+CREATE TABLE ins_fired (n int);
+CREATE FUNCTION ins_count() RETURNS trigger LANGUAGE plpgsql AS
+  $$BEGIN INSERT INTO ins_fired VALUES (1); RETURN NULL; END$$;
+CREATE TRIGGER ins_once AFTER INSERT ON ins_chunks_trig FOR EACH STATEMENT EXECUTE FUNCTION ins_count();
+SET work_mem = '64kB';
+BEGIN;
+SELECT vexec.arrow_insert('ins_chunks',
+  vexec.arrow_ipc($$SELECT g AS id, 'row number ' || g AS label FROM generate_series(1, 200000) g$$));
+SELECT vexec.arrow_insert('ins_chunks_trig',
+  vexec.arrow_ipc($$SELECT g AS id, 'row number ' || g AS label FROM generate_series(1, 200000) g$$));
+COMMIT;
+RESET work_mem;
+SELECT count(*), sum(id), count(DISTINCT label), count(DISTINCT cmin::text::int) > 1 AS chunked FROM ins_chunks;
+SELECT count(*), sum(id), count(DISTINCT cmin::text::int) AS executions FROM ins_chunks_trig;
+SELECT count(*) AS fired FROM ins_fired;
+-- A failure in a later chunk leaves nothing of the earlier ones.
+CREATE TABLE ins_chunks_pk (id int PRIMARY KEY, label text);
+SET work_mem = '64kB';
+\set VERBOSITY sqlstate
+SELECT vexec.arrow_insert('ins_chunks_pk',
+  vexec.arrow_ipc($$SELECT CASE WHEN g = 199999 THEN 5 ELSE g END AS id, 'row number ' || g AS label
+                    FROM generate_series(1, 200000) g$$));
+\set VERBOSITY default
+RESET work_mem;
+SELECT count(*) FROM ins_chunks_pk;

@@ -13,8 +13,9 @@
 //! convert the values with PostgreSQL's assignment casts (an overflow is
 //! 22003, a type with no such cast is 42804 before any row is read), and
 //! the rows are written by VecInsert wherever the planner may use it
-//! (`plan/insert.rs`), by ModifyTable otherwise. A failed statement leaves
-//! nothing (it is the caller's transaction's work). `vexec.ingest_rows`
+//! (`plan/insert.rs`), by ModifyTable otherwise. A long stream goes in by
+//! chunks, one execution of the INSERT each (see `insert`). A failure
+//! leaves nothing (it is the caller's transaction's work). `vexec.ingest_rows`
 //! (`rows.rs`) reads the batches this backend registered under the
 //! statement's handle.
 
@@ -31,6 +32,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use pgrx::{PgBuiltInOids, PgOid};
 use vexec_core::arrow::ingest::{self, IngestError, Source};
 
 /// Batches on their way into a table, and the schema they share.
@@ -112,26 +114,105 @@ pub fn insert(table: pg_sys::Oid, batches: Batches) -> u64 {
         columns.join(", "),
         definitions.join(", ")
     );
-    let handle = NEXT_HANDLE.with(|n| {
-        let h = n.get();
-        n.set(h + 1);
-        h
-    });
-    PENDING.with(|p| p.borrow_mut().insert(handle, batches));
-    // The batches are dropped whatever happens to the statement.
-    struct Unregister(i64);
-    impl Drop for Unregister {
-        fn drop(&mut self) {
-            PENDING.with(|p| p.borrow_mut().remove(&self.0));
+    // A table without triggers or rules may take the batches in chunks, one
+    // execution of the INSERT each (in this transaction, so the whole stays
+    // atomic): each execution's function scan then holds one chunk, in
+    // memory, instead of the whole stream in a tuplestore spilled to disk.
+    // Triggers and rules would see the chunks (a statement trigger firing per
+    // chunk, a row trigger's query seeing earlier chunks): one execution.
+    let chunked = !has_triggers_or_rules(table);
+    let limit = chunk_bytes();
+    let schema = batches.schema;
+    let mut source = batches.batches.peekable();
+    Spi::connect_mut(|client| {
+        let plan = client
+            .prepare_mut(statement.as_str(), &[PgOid::BuiltIn(PgBuiltInOids::INT8OID)])
+            .unwrap_or_else(|e| fail(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, e.to_string()));
+        let mut rows = 0u64;
+        loop {
+            let chunk: Box<dyn Iterator<Item = Result<RecordBatch, String>>> = if chunked {
+                Box::new(take_chunk(&mut source, limit).into_iter())
+            } else {
+                Box::new(std::mem::replace(&mut source, empty().peekable()))
+            };
+            let handle = NEXT_HANDLE.with(|n| {
+                let h = n.get();
+                n.set(h + 1);
+                h
+            });
+            PENDING
+                .with(|p| p.borrow_mut().insert(handle, Batches { schema: schema.clone(), batches: chunk }));
+            // The batches are dropped whatever happens to the statement.
+            let _unregister = Unregister(handle);
+            rows += client
+                .update(&plan, None, &[handle.into()])
+                .map(|t| t.len() as u64)
+                .unwrap_or_else(|e| fail(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, e.to_string()));
+            if source.peek().is_none() {
+                return rows;
+            }
+        }
+    })
+}
+
+struct Unregister(i64);
+
+impl Drop for Unregister {
+    fn drop(&mut self) {
+        PENDING.with(|p| p.borrow_mut().remove(&self.0));
+    }
+}
+
+fn empty() -> Box<dyn Iterator<Item = Result<RecordBatch, String>>> {
+    Box::new(std::iter::empty())
+}
+
+/// Arrow bytes of one chunk: half of work_mem, so an execution's tuplestore
+/// of them stays in memory (at least 1 MB).
+fn chunk_bytes() -> usize {
+    // SAFETY: reads a GUC variable on the main thread.
+    let work_mem_kb = unsafe { pg_sys::work_mem } as usize;
+    (work_mem_kb * 1024 / 2).max(1 << 20)
+}
+
+/// The next batches of `source` up to `limit` bytes (at least one; an
+/// error ends the chunk, and the execution reading it raises it).
+fn take_chunk(
+    source: &mut std::iter::Peekable<Box<dyn Iterator<Item = Result<RecordBatch, String>>>>,
+    limit: usize,
+) -> Vec<Result<RecordBatch, String>> {
+    let mut chunk = Vec::new();
+    let mut bytes = 0;
+    while bytes < limit {
+        match source.next() {
+            Some(Ok(batch)) => {
+                bytes += batch.get_array_memory_size();
+                chunk.push(Ok(batch));
+            }
+            Some(Err(e)) => {
+                chunk.push(Err(e));
+                break;
+            }
+            None => break,
         }
     }
-    let _unregister = Unregister(handle);
-    Spi::connect_mut(|client| {
-        client
-            .update(&statement, None, &[handle.into()])
-            .map(|t| t.len() as u64)
-            .unwrap_or_else(|e| fail(PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, e.to_string()))
-    })
+    chunk
+}
+
+/// Whether `table` has triggers or rules (pg_class's flags).
+fn has_triggers_or_rules(table: pg_sys::Oid) -> bool {
+    // SAFETY: a syscache lookup by OID; the tuple is released before returning.
+    unsafe {
+        let tuple =
+            pg_sys::SearchSysCache1(pg_sys::SysCacheIdentifier::RELOID as i32, pg_sys::Datum::from(table));
+        if tuple.is_null() {
+            return true; // judged by the INSERT, which raises the error
+        }
+        let class = pg_sys::GETSTRUCT(tuple).cast::<pg_sys::FormData_pg_class>();
+        let r = (*class).relhastriggers || (*class).relhasrules;
+        pg_sys::ReleaseSysCache(tuple);
+        r
+    }
 }
 
 /// The batches registered under `handle` (taken: a statement reads them once).
