@@ -20,7 +20,7 @@ use pgrx::prelude::*;
 
 mod listener;
 mod metadata;
-/// `#[pg_guard]` on an extern block (session.rs) wraps each function in
+/// `#[pg_guard]` on an extern block (session/mod.rs) wraps each function in
 /// `crate::ffi::pg_guard_ffi_boundary`.
 mod ffi {
     pub(crate) use pgrx::pg_sys::ffi::pg_guard_ffi_boundary;

@@ -7,30 +7,28 @@
 //!
 //! The listener and the worker talk through two shm_mq queues in one DSM
 //! segment (`vexec_core::flight::wire` messages). The worker runs a query
-//! through vexec's egress (`vexec/arrow_v1`) and sends each batch as it
+//! through vexec's Arrow API (`vexec/arrow_v1`) and sends each batch as it
 //! comes, blocking when the queue is full: a slow client stalls the
-//! executor instead of growing memory. An ingest's upload comes the other
-//! way, piece by piece, into vexec's batch sink. Signals are a backend's: SIGINT
+//! executor instead of growing memory (`query`). An ingest's upload comes
+//! the other way, piece by piece, into vexec's batch sink (`ingest`). This
+//! file holds the process: its start, its queues, the transaction around
+//! each request, its Port. Signals are a backend's: SIGINT
 //! cancels the running statement (pg_cancel_backend, statement_timeout),
 //! SIGTERM ends the session (pg_terminate_backend).
 
-use std::collections::HashMap;
+mod ingest;
+mod query;
+
 use std::ffi::{c_void, CStr, CString};
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
 
-use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
-use arrow_array::RecordBatch;
-use arrow_flight::utils::flight_data_to_arrow_batch;
-use arrow_flight::{FlightData, SchemaAsIpc};
-use arrow_ipc::writer::{CompressionContext, DictionaryTracker, IpcDataGenerator, IpcWriteOptions};
-use arrow_schema::{Schema, SchemaRef};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::arrow::abi::{ArrowApiV1, EgressConsumerV1, IngestSourceV1, RENDEZVOUS};
-use vexec_core::arrow::stream::{batch_from_c, batch_to_c, schema_to_c};
-use vexec_core::flight::ingest as ingest_sql;
-use vexec_core::flight::wire::{self, sqlstate_text, IfExists, IngestTarget, Request, Response};
+use vexec_core::arrow::abi::{ArrowApiV1, RENDEZVOUS};
+use vexec_core::flight::wire::{self, sqlstate_text, Request, Response};
+
+use ingest::{ingest, Upload};
+use query::run;
 
 /// Bytes of the listener-to-worker queue (requests, and the pieces of an
 /// ingest's upload).
@@ -493,7 +491,7 @@ fn answer(req: &Request, inbox: &Inbox, out: &Outbox, open: &mut Option<Vec<u8>>
             run(sql, params, kind, out)
         }
         Request::Ingest { target, transaction } => {
-            let mut upload = Upload { inbox, schema: None, ended: false };
+            let mut upload = Upload::new(inbox);
             // ADBC's driver names no transaction for an ingest, even inside one: an ingest
             // without an id joins the session's open block (the connection's transaction).
             let transaction = match &*open {
@@ -589,241 +587,6 @@ fn statement<R>(activity: &CStr, f: impl FnOnce() -> R) -> Result<R, Response> {
     })
 }
 
-/// Run one statement request through vexec's Arrow API: a statement that
-/// returns rows streams its batches; any other (DDL, DML without
-/// RETURNING, several statements, run as the simple query protocol runs
-/// them) answers an empty schema and the rows it processed. `params` (an
-/// Arrow IPC stream) holds one execution's values per row. An update's
-/// rows (RETURNING) are counted, not sent.
-fn run(sql: &str, params: &[u8], kind: Kind, out: &Outbox) -> Response {
-    let Ok(query) = CString::new(sql) else {
-        return error_response("22021", "the statement contains a NUL byte".into());
-    };
-    let params = match read_params(params) {
-        Ok(p) => p,
-        Err(e) => return error_response("22P03", format!("malformed Arrow parameters: {e}")),
-    };
-    let mut sink = Sink {
-        out,
-        rows: 0,
-        dictionaries: DictionaryTracker::new(false),
-        schema_sent: false,
-        discard: kind == Kind::Update,
-    };
-    let sink_ptr: *mut Sink = &mut sink;
-    // SAFETY: inside the statement's transaction, on the main thread; sink outlives the call.
-    let r = statement(&query, || unsafe {
-        let api = arrow_api();
-        let consumer = EgressConsumerV1 { ctx: sink_ptr.cast(), on_schema, on_batch };
-        let param_schema = params
-            .as_ref()
-            .map(|(schema, _)| schema_to_c(schema).unwrap_or_else(|e| error!("vexec_flight: {e}")));
-        // vexec's functions report an ERROR by longjmp: turn it into a
-        // panic here, so this frame's state unwinds and the catch runs.
-        pg_sys::ffi::pg_guard_ffi_boundary(|| {
-            let schema_ptr = param_schema.as_ref().map_or(std::ptr::null(), |s| s as *const FFI_ArrowSchema);
-            match (&params, kind) {
-                (_, Kind::Describe) => {
-                    let mut parameters = FFI_ArrowSchema::empty();
-                    (api.describe)(query.as_ptr(), schema_ptr, &consumer, &mut parameters);
-                    let parameters =
-                        Schema::try_from(&parameters).unwrap_or_else(|e| error!("vexec_flight: {e}"));
-                    (*sink_ptr).schema_sent = false;
-                    (*sink_ptr).send_schema(&parameters);
-                }
-                (None, _) => {
-                    (*sink_ptr).rows =
-                        (api.run)(query.as_ptr(), std::ptr::null_mut(), std::ptr::null(), 0, &consumer);
-                }
-                (Some((_, batches)), _) => {
-                    for batch in batches {
-                        let (mut array, _) =
-                            batch_to_c(batch).unwrap_or_else(|e| error!("vexec_flight: {e}"));
-                        (*sink_ptr).rows += (api.run)(query.as_ptr(), &mut array, schema_ptr, 0, &consumer);
-                    }
-                }
-            }
-        });
-    });
-    r.map_or_else(|e| e, |_| Response::Done { rows: sink.rows })
-}
-
-/// The parameter values of a request (an Arrow IPC stream): its schema and
-/// batches, None when there are none.
-fn read_params(ipc: &[u8]) -> Result<Option<(SchemaRef, Vec<RecordBatch>)>, String> {
-    if ipc.is_empty() {
-        return Ok(None);
-    }
-    let reader = arrow_ipc::reader::StreamReader::try_new(ipc, None).map_err(|e| e.to_string())?;
-    let schema = reader.schema();
-    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
-    Ok(Some((schema, batches)))
-}
-
-/// Flight SQL's bulk ingest: find (or create, or replace) the target table,
-/// then insert the upload through vexec's batch sink, all as one statement
-/// (an error leaves nothing, a table created by it included).
-fn ingest(target: &IngestTarget, upload: &mut Upload) -> Response {
-    let name = match ingest_sql::target_name(target) {
-        Ok(name) => name,
-        Err((sqlstate, message)) => return error_response(sqlstate, message),
-    };
-    let activity = CString::new(format!("-- vexec_flight ingest\nINSERT INTO {name}")).unwrap_or_default();
-    let upload_ptr: *mut Upload = upload;
-    // SAFETY: inside the statement's transaction, on the main thread; upload outlives the call.
-    let r = statement(&activity, || unsafe {
-        let upload = &mut *upload_ptr;
-        let schema = upload.schema();
-        let lookup = || {
-            Spi::get_one_with_args::<pg_sys::Oid>("SELECT to_regclass($1)::oid", &[name.as_str().into()])
-                .unwrap_or_else(|e| error!("vexec_flight: {e}"))
-        };
-        let create = || {
-            let sql = ingest_sql::create_table(&name, &schema)
-                .unwrap_or_else(|e| raise(PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED, e.to_string()));
-            Spi::run(&sql).unwrap_or_else(|e| error!("vexec_flight: {e}"));
-        };
-        match (lookup(), target.if_exists) {
-            (Some(_), IfExists::Fail) => {
-                raise(PgSqlErrorCode::ERRCODE_DUPLICATE_TABLE, format!("relation {name} already exists"))
-            }
-            (Some(_), IfExists::Replace) => {
-                Spi::run(&format!("DROP TABLE {name}")).unwrap_or_else(|e| error!("vexec_flight: {e}"));
-                create();
-            }
-            (Some(_), IfExists::Append) => {}
-            (None, _) if target.create => create(),
-            (None, _) => {
-                raise(PgSqlErrorCode::ERRCODE_UNDEFINED_TABLE, format!("relation {name} does not exist"))
-            }
-        }
-        let Some(table) = lookup() else { error!("vexec_flight: the table {name} is gone") };
-        let c_schema = schema_to_c(&schema).unwrap_or_else(|e| error!("vexec_flight: {e}"));
-        let source = IngestSourceV1 { ctx: upload_ptr.cast(), next: upload_next };
-        let api = arrow_api();
-        // As in `run`: vexec's ERROR becomes a panic here.
-        pg_sys::ffi::pg_guard_ffi_boundary(|| (api.insert)(table.to_u32(), &c_schema, &source))
-    });
-    r.map_or_else(|e| e, |rows| Response::Done { rows })
-}
-
-/// An ingest's upload, read from the listener piece by piece: the schema,
-/// then the batches, to `PieceEnd` (or `PieceAbort`).
-struct Upload<'a> {
-    inbox: &'a Inbox,
-    schema: Option<SchemaRef>,
-    ended: bool,
-}
-
-impl Upload<'_> {
-    /// The next piece of the upload (None at its end); an ERROR for a
-    /// broken upload.
-    fn piece(&mut self) -> Option<FlightData> {
-        if self.ended {
-            return None;
-        }
-        let protocol = |m: &str| -> ! { raise(PgSqlErrorCode::ERRCODE_PROTOCOL_VIOLATION, m.to_string()) };
-        match self.inbox.receive(false) {
-            None => {
-                self.ended = true;
-                protocol("vexec_flight: the session ended during an upload")
-            }
-            Some(Ok(Request::Piece { header, body })) => {
-                Some(FlightData { data_header: header.into(), data_body: body.into(), ..Default::default() })
-            }
-            Some(Ok(Request::PieceEnd)) => {
-                self.ended = true;
-                None
-            }
-            Some(Ok(Request::PieceAbort { sqlstate, message })) => {
-                self.ended = true;
-                let code = wire::sqlstate_code(&sqlstate).unwrap_or(0);
-                raise(PgSqlErrorCode::from(code), message)
-            }
-            Some(_) => {
-                self.ended = true;
-                protocol("vexec_flight: a malformed upload")
-            }
-        }
-    }
-
-    /// The upload's schema (its first piece).
-    fn schema(&mut self) -> SchemaRef {
-        let data = self.piece().unwrap_or_else(|| {
-            raise(PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION, "an upload without a schema".into())
-        });
-        let decoded = std::panic::catch_unwind(AssertUnwindSafe(|| Schema::try_from(&data)));
-        let schema = match decoded {
-            Ok(Ok(schema)) => Arc::new(schema),
-            Ok(Err(e)) => raise(
-                PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
-                format!("the upload does not start with an Arrow schema: {e}"),
-            ),
-            Err(_) => raise(
-                PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
-                "the upload does not start with an Arrow schema".into(),
-            ),
-        };
-        self.schema = Some(Arc::clone(&schema));
-        schema
-    }
-
-    /// The next non-empty batch; None at the end.
-    fn batch(&mut self) -> Option<RecordBatch> {
-        let schema = self.schema.clone().expect("the schema is read first");
-        loop {
-            let data = self.piece()?;
-            // arrow-rs panics on some malformed buffers rather than erring: both are the
-            // client's malformed upload.
-            let decoded = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                flight_data_to_arrow_batch(&data, Arc::clone(&schema), &HashMap::new())
-            }));
-            let batch = match decoded {
-                Ok(Ok(batch)) => batch,
-                Ok(Err(e)) => raise(
-                    PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
-                    format!("a malformed Arrow batch in the upload: {e}"),
-                ),
-                Err(_) => raise(
-                    PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
-                    "a malformed Arrow batch in the upload: its buffers do not fit its body".into(),
-                ),
-            };
-            if batch.num_rows() > 0 {
-                return Some(batch);
-            }
-        }
-    }
-
-    /// Read what is left of the upload (after an error), so the next
-    /// request starts where the listener's next one does.
-    fn drain(&mut self) {
-        while !self.ended {
-            match self.inbox.receive(true) {
-                Some(Ok(Request::Piece { .. })) => {}
-                _ => self.ended = true,
-            }
-        }
-    }
-}
-
-/// An ERROR with `code`.
-fn raise(code: PgSqlErrorCode, message: String) -> ! {
-    ereport!(ERROR, code, message);
-}
-
-/// `IngestSourceV1::next` over an [`Upload`].
-#[pg_guard]
-unsafe extern "C-unwind" fn upload_next(ctx: *mut c_void, array: *mut FFI_ArrowArray) -> bool {
-    // SAFETY: ctx is the Upload `ingest` passed, live for the insert.
-    let upload = unsafe { &mut *ctx.cast::<Upload>() };
-    let Some(batch) = upload.batch() else { return false };
-    let (c_array, _schema) = batch_to_c(&batch).unwrap_or_else(|e| error!("vexec_flight: {e}"));
-    // SAFETY: `array` is the caller's empty struct, which takes ownership (ArrowApiV1::insert).
-    unsafe { std::ptr::write(array, c_array) };
-    true
-}
-
 fn error_response(sqlstate: &str, message: String) -> Response {
     Response::Error { sqlstate: sqlstate.into(), message, detail: String::new(), hint: String::new() }
 }
@@ -842,80 +605,4 @@ fn arrow_api() -> &'static ArrowApiV1 {
         }
         api
     }
-}
-
-/// A query's result on its way to the listener as Flight IPC pieces.
-struct Sink<'a> {
-    out: &'a Outbox,
-    rows: u64,
-    dictionaries: DictionaryTracker,
-    /// The schema went out (executions after the first send only batches).
-    schema_sent: bool,
-    /// An update's: nothing is sent (its RETURNING rows are only counted).
-    discard: bool,
-}
-
-impl Sink<'_> {
-    /// One IPC message (Flight's header and body), into the queue: the
-    /// body is copied once, as the second piece of the message.
-    fn send(&mut self, header: &[u8], body: &[u8]) {
-        let prefix = wire::data_prefix(header, body.len());
-        let mut pieces = [
-            pg_sys::shm_mq_iovec { data: prefix.as_ptr().cast(), len: prefix.len() },
-            pg_sys::shm_mq_iovec { data: body.as_ptr().cast(), len: body.len() },
-        ];
-        // SAFETY: the worker's attached queue; the pieces point into live buffers for the call.
-        // Waits on the worker's latch while the queue is full, checking interrupts.
-        let sent = unsafe { pg_sys::shm_mq_sendv(self.out.0, pieces.as_mut_ptr(), 2, false, false) };
-        if sent != pg_sys::shm_mq_result::SHM_MQ_SUCCESS {
-            error!("vexec_flight: the session ended");
-        }
-    }
-
-    fn send_schema(&mut self, schema: &Schema) {
-        if self.discard || std::mem::replace(&mut self.schema_sent, true) {
-            return;
-        }
-        let data: FlightData = SchemaAsIpc::new(schema, &IpcWriteOptions::default()).into();
-        self.send(&data.data_header, &data.data_body);
-    }
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn on_schema(ctx: *mut c_void, schema: *mut FFI_ArrowSchema) {
-    // SAFETY: ctx is the Sink `run` passed; schema is live for the call (abi's contract).
-    let (sink, schema) = unsafe { (&mut *ctx.cast::<Sink>(), &*schema) };
-    let schema = Schema::try_from(schema).unwrap_or_else(|e| error!("vexec_flight: {e}"));
-    sink.send_schema(&schema);
-}
-
-#[pg_guard]
-unsafe extern "C-unwind" fn on_batch(
-    ctx: *mut c_void,
-    array: *mut FFI_ArrowArray,
-    schema: *mut FFI_ArrowSchema,
-) {
-    // SAFETY: as on_schema; the array is moved out (its original's release left NULL).
-    let (sink, batch) = unsafe {
-        let array = std::ptr::replace(array, FFI_ArrowArray::empty());
-        (
-            &mut *ctx.cast::<Sink>(),
-            batch_from_c(array, &*schema).unwrap_or_else(|e| error!("vexec_flight: {e}")),
-        )
-    };
-    if sink.discard {
-        return;
-    }
-    let (dictionaries, data) = IpcDataGenerator::default()
-        .encode(
-            &batch,
-            &mut sink.dictionaries,
-            &IpcWriteOptions::default(),
-            &mut CompressionContext::default(),
-        )
-        .unwrap_or_else(|e| error!("vexec_flight: {e}"));
-    for d in dictionaries {
-        sink.send(&d.ipc_message, &d.arrow_data);
-    }
-    sink.send(&data.ipc_message, &data.arrow_data);
 }
