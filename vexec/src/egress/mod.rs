@@ -118,13 +118,15 @@ pub fn run(
             // Run to completion, so a parallel plan may serve it (as SPI_execute allows).
             let plan = prepare(query, &types, any_statement, pg_sys::CURSOR_OPT_PARALLEL_OK as i32);
             let executions = params.as_ref().map_or(1, |p| p.batch.num_rows());
+            let readers =
+                params.as_ref().map(|p| params::readers(&types, &p.batch.schema())).unwrap_or_default();
             if !pg_sys::SPI_is_cursor_plan(plan) {
                 sink.schema(&Arc::new(arrow_schema::Schema::empty()));
                 let mut processed = 0;
                 for row in 0..executions {
                     let list = params
                         .as_ref()
-                        .map_or(std::ptr::null_mut(), |p| params::values(&types, p.batch, row));
+                        .map_or(std::ptr::null_mut(), |p| params::values(&types, &readers, p.batch, row));
                     let options =
                         pg_sys::SPIExecuteOptions { read_only: false, params: list, ..Default::default() };
                     let rc = pg_sys::SPI_execute_plan_extended(plan, &options);
@@ -143,8 +145,9 @@ pub fn run(
                 sink.schema(&result_schema(plan));
             }
             for row in 0..executions {
-                let list =
-                    params.as_ref().map_or(std::ptr::null_mut(), |p| params::values(&types, p.batch, row));
+                let list = params
+                    .as_ref()
+                    .map_or(std::ptr::null_mut(), |p| params::values(&types, &readers, p.batch, row));
                 let mut receiver = receiver::ArrowReceiver::new(batch_rows, Box::new(SinkRef(&mut sink)));
                 let options = pg_sys::SPIExecuteOptions {
                     read_only: false,

@@ -14,7 +14,7 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::arrow::ingest::{self, Source};
 
-use crate::ingest::{param_column, param_datum};
+use crate::ingest::{param_column, param_datum, Column};
 
 /// How a parameter arrives.
 enum Kind {
@@ -107,45 +107,62 @@ fn type_oid(source: &Source) -> pg_sys::Oid {
     oid
 }
 
-/// The values of row `row` of `batch` as the parameters of types `types`
-/// (from [`types`] for the batch's schema): a ParamListInfo in the current
-/// memory context.
-///
-/// # Safety
-/// In a transaction; `row` is below the batch's length.
-pub unsafe fn values(types: &[pg_sys::Oid], batch: &RecordBatch, row: usize) -> pg_sys::ParamListInfo {
-    if batch.num_columns() != types.len() {
+/// How each parameter's values become Datums, for values of `schema` as
+/// parameters of `types` (from [`types`]): once per statement, not per row.
+/// An untyped string is read by its inferred type's input function.
+pub fn readers(types: &[pg_sys::Oid], schema: &Schema) -> Vec<Column> {
+    if schema.fields().len() != types.len() {
         // pgwire's Bind says the same (08P01).
         ereport!(
             ERROR,
             PgSqlErrorCode::ERRCODE_PROTOCOL_VIOLATION,
             format!(
                 "bind message supplies {} parameters, but prepared statement \"\" requires {}",
-                batch.num_columns(),
+                schema.fields().len(),
                 types.len()
             )
         );
     }
+    schema
+        .fields()
+        .iter()
+        .zip(types)
+        .map(|(field, &ptype)| {
+            let source = match kind(field) {
+                Kind::Typed(source) => source,
+                Kind::Untyped => Source::Typed(String::new()),
+            };
+            param_column(source, ptype)
+        })
+        .collect()
+}
+
+/// The values of row `row` of `batch` as the parameters of types `types`,
+/// read by `readers` (from [`readers`] for the batch's schema): a
+/// ParamListInfo in the current memory context.
+///
+/// # Safety
+/// In a transaction; `row` is below the batch's length.
+pub unsafe fn values(
+    types: &[pg_sys::Oid],
+    readers: &[Column],
+    batch: &RecordBatch,
+    row: usize,
+) -> pg_sys::ParamListInfo {
     // SAFETY: this function's contract; the list and the Datums are palloc'd.
     unsafe {
         let list = pg_sys::makeParamList(types.len() as i32);
         let params = (*list).params.as_mut_slice(types.len());
-        for (i, (field, &ptype)) in batch.schema().fields().iter().zip(types).enumerate() {
+        for (i, (&ptype, reader)) in types.iter().zip(readers).enumerate() {
             let column = batch.column(i);
             let p = &mut params[i];
             p.ptype = ptype;
             p.pflags = pg_sys::PARAM_FLAG_CONST as u16;
             // Logical: a Null-typed column (pyarrow's for `None`) has no validity buffer.
             p.isnull = column.logical_nulls().is_some_and(|n| n.is_null(row));
-            if p.isnull {
-                continue;
+            if !p.isnull {
+                p.value = param_datum(reader, column, row);
             }
-            // An untyped string is read by its inferred type's input function.
-            let source = match kind(field) {
-                Kind::Typed(source) => source,
-                Kind::Untyped => Source::Typed(String::new()),
-            };
-            p.value = param_datum(&param_column(source, ptype), column, row);
         }
         list
     }

@@ -22,7 +22,7 @@
 mod rows;
 mod sql;
 
-pub(crate) use rows::{param_column, param_datum};
+pub(crate) use rows::{param_column, param_datum, Column};
 
 use std::cell::RefCell;
 use std::collections::HashMap;
