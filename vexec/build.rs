@@ -27,6 +27,7 @@ fn main() {
         .file("csrc/vexec_shim.c")
         .file("csrc/vexec_heap.c")
         .file("csrc/vexec_insert.c")
+        .file("csrc/vexec_packs.c")
         .include(&server)
         .include("csrc")
         .flag_if_supported("-Wno-unused-parameter")

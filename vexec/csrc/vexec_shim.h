@@ -114,6 +114,29 @@ extern void vx_copy_datums(Datum *values, const uint8 *validity, int nrows, cons
 extern int	vx_topn_filter(int nkeys, SortSupport ssups, const Datum *const *cols, const bool *const *nulls,
 						   const Datum *bvals, const bool *bnulls, int nrows, const uint16 *rows, uint16 *out);
 extern void vx_prepare_sort_support(SortSupport ssup, Oid sortop, Oid collation, bool nulls_first);
+/* Kernel packs (vexec_packs.c) */
+#define VX_CALL_MAX_ARGS 8
+
+typedef struct VxProcInfo
+{
+	const char *name;
+	const char *args;			/* argument typnames, comma-separated */
+	const char *prosrc;
+	const char *probin;			/* NULL if none */
+	bool		c_strict_scalar;	/* prolang C, STRICT, not a set */
+	Oid			rettype;
+} VxProcInfo;
+
+StaticAssertDecl(sizeof(VxProcInfo) == 40 && offsetof(VxProcInfo, probin) == 24 &&
+				 offsetof(VxProcInfo, c_strict_scalar) == 32 && offsetof(VxProcInfo, rettype) == 36,
+				 "VxProcInfo layout is shared with shim.rs");
+
+extern Oid	vx_extension_lookup(const char *name, char **version, TransactionId *xmin);
+extern int	vx_extension_functions(Oid ext, Oid *out, int max);
+extern bool vx_proc_info(Oid fn, VxProcInfo *info);
+extern int	vx_call_rows(FmgrInfo *flinfo, Oid collation, int nargs, Datum *const *args,
+						 int nrows, const uint16 *rows, Datum *out, bool *isnull);
+
 /* VecInsert (vexec_insert.c): rows written per table_multi_insert call */
 #define VX_INSERT_GROUP 1000
 

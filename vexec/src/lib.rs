@@ -17,6 +17,7 @@ mod exec;
 mod expr;
 mod ingest;
 mod nodes;
+mod packs;
 mod pgutil;
 mod plan;
 /// `#[pg_guard]` on an extern block (the shim's declarations, shim.rs)
@@ -50,6 +51,7 @@ pub extern "C-unwind" fn _PG_init() {
     plan::hooks::install();
     exec::register();
     arrow_api::install();
+    packs::register();
 }
 
 // The install script's hand-written part (top-level sql/), after every

@@ -55,8 +55,26 @@ pub struct VxTargetItem {
     pub copy_typlen: i16,
 }
 
+/// What binding a kernel pack's declaration needs of a function
+/// (`vx_proc_info`; strings palloc'd in the current memory context).
+#[repr(C)]
+pub struct VxProcInfo {
+    pub name: *const std::ffi::c_char,
+    pub args: *const std::ffi::c_char,
+    pub prosrc: *const std::ffi::c_char,
+    pub probin: *const std::ffi::c_char,
+    pub c_strict_scalar: bool,
+    pub rettype: pg_sys::Oid,
+}
+
+/// Arguments a pack function may take (`VX_CALL_MAX_ARGS`).
+pub const CALL_MAX_ARGS: usize = 8;
+
 // The layout contract (the same numbers are asserted in vexec_shim.h).
 const _: () = {
+    assert!(std::mem::size_of::<VxProcInfo>() == 40 && std::mem::offset_of!(VxProcInfo, probin) == 24);
+    assert!(std::mem::offset_of!(VxProcInfo, c_strict_scalar) == 32);
+    assert!(std::mem::offset_of!(VxProcInfo, rettype) == 36);
     use std::mem::{offset_of, size_of};
     assert!(size_of::<VxColumn>() == 24 && offset_of!(VxColumn, kind) == 4);
     assert!(offset_of!(VxColumn, values) == 8 && offset_of!(VxColumn, validity) == 16);
@@ -139,6 +157,23 @@ unsafe extern "C-unwind" {
     ) -> usize;
     pub fn vx_param_exec_ready(econtext: *mut pg_sys::ExprContext, paramid: c_int) -> bool;
     pub fn vx_detoast(values: *mut usize, validity: *const u8, nrows: c_int, rows: *const u16);
+    pub fn vx_extension_lookup(
+        name: *const std::ffi::c_char,
+        version: *mut *mut std::ffi::c_char,
+        xmin: *mut pg_sys::TransactionId,
+    ) -> pg_sys::Oid;
+    pub fn vx_extension_functions(ext: pg_sys::Oid, out: *mut pg_sys::Oid, max: c_int) -> c_int;
+    pub fn vx_proc_info(func: pg_sys::Oid, info: *mut VxProcInfo) -> bool;
+    pub fn vx_call_rows(
+        flinfo: *mut pg_sys::FmgrInfo,
+        collation: pg_sys::Oid,
+        nargs: c_int,
+        args: *const *const usize,
+        nrows: c_int,
+        rows: *const u16,
+        out: *mut usize,
+        isnull: *mut bool,
+    ) -> c_int;
     pub fn vx_copy_datums(
         values: *mut usize,
         validity: *const u8,

@@ -13,6 +13,7 @@ pub mod expr;
 pub mod flight;
 pub mod join;
 pub mod numeric;
+pub mod packs;
 pub mod plan_data;
 pub mod report;
 pub mod sort;

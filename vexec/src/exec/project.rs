@@ -54,6 +54,8 @@ pub struct Projection {
     row_values: Vec<Vec<usize>>,
     row_nulls: Vec<Vec<bool>>,
     pub row_mode_batches: u64,
+    /// Pack functions' fmgr lookups (in the query's memory context).
+    fmgr: crate::exec::host::FmgrCache,
 }
 
 /// The scan column of a plain `INDEX_VAR` Var (under binary relabelings
@@ -93,6 +95,7 @@ impl Projection {
                 row_values: Vec::new(),
                 row_nulls: Vec::new(),
                 row_mode_batches: 0,
+                fmgr: crate::exec::host::FmgrCache::new(),
             };
             let flags = (pg_sys::PVC_RECURSE_AGGREGATES
                 | pg_sys::PVC_RECURSE_WINDOWFUNCS
@@ -269,7 +272,7 @@ impl Projection {
                     .iter()
                     .map(|&c| gathered[c].clone().expect("a gathered kernel input"))
                     .collect();
-                let mut host = crate::exec::host::PgHost;
+                let mut host = crate::exec::host::PgHost { fmgr: &mut self.fmgr };
                 // (Inside this function's unsafe block: the gathered Datums
                 // point into the batch's memory, the constants into the plan.)
                 let mut ctx = EvalCtx::new(&inputs, &[], n, &mut host, &self.shared);

@@ -53,7 +53,7 @@
 use std::ffi::c_void;
 use std::ptr;
 
-use crate::exec::host::PgHost;
+use crate::exec::host::{FmgrCache, PgHost};
 use crate::exec::node::{self, BatchOps, BatchSource, NodeMethods, VecNode, VectorBatch};
 use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
@@ -97,6 +97,8 @@ struct Program {
     early: Vec<bool>,
     /// Subexpressions computed once per batch (see `EvalCtx::shared`).
     shared: Vec<VExpr>,
+    /// The kernel packs' functions the kernels call (`pack: name(args)`).
+    packs: Vec<String>,
 }
 
 impl Program {
@@ -170,6 +172,8 @@ pub struct ScanState {
     datum_inputs: Vec<Vec<usize>>,
     /// Per qual, the kernel's verdict per row (1 = true).
     kernel_quals: Vec<Vec<u8>>,
+    /// Pack functions' fmgr lookups (in the query's memory context).
+    fmgr: FmgrCache,
     out: Vec<OutCol>,
     out_rows: Vec<RowIdx>,
     out_pos: usize,
@@ -253,6 +257,7 @@ impl VecNode for ScanState {
                 params: vec![None; program.params.len()],
                 datum_inputs: vec![vec![0; capacity]; program.inputs.len()],
                 kernel_quals: vec![vec![0; capacity]; nq],
+                fmgr: FmgrCache::new(),
                 out: Vec::new(),
                 out_rows: Vec::new(),
                 out_pos: 0,
@@ -323,6 +328,9 @@ impl VecNode for ScanState {
             if (*es).verbose {
                 prop(c"Vector Quals", format!("{kq} kernel, {fq} fallback"));
                 prop(c"Vector Targets", format!("{kt} kernel, {ft} fallback"));
+                if !st.program.packs.is_empty() {
+                    prop(c"Pack Kernels", st.program.packs.join(", "));
+                }
                 pg_sys::ExplainPropertyInteger(c"Kernel Steps".as_ptr(), ptr::null(), steps as i64, es);
                 let source = match &st.source {
                     Some(s) if !s.is_heap() => "table access method slots",
@@ -522,8 +530,9 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
         if !quals.iter().any(|q| matches!(q, QualItem::Kernel(_))) {
             early.iter_mut().for_each(|e| *e = true);
         }
+        let packs = std::mem::take(&mut c.packs);
         let mut p =
-            Program { inputs, quals, targets, target_phys, params, needs_tids, early, shared: vec![] };
+            Program { inputs, quals, targets, target_phys, params, needs_tids, early, shared: vec![], packs };
         p.find_shared();
         p
     }
@@ -620,7 +629,7 @@ impl ScanState {
     fn kernel_pass(&mut self) -> Result<FallbackRows, KernelError> {
         let mut cur = full_selection(self.input.len);
         let mut before_fallback: Option<Vec<RowIdx>> = None;
-        let mut host = PgHost;
+        let mut host = PgHost { fmgr: &mut self.fmgr };
         {
             // SAFETY: the batch's Datum columns point into pinned pages or
             // the batch's memory context, its by-reference params and the

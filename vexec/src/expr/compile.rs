@@ -4,7 +4,8 @@
 //! has an exact kernel, and None otherwise (the caller then evaluates the whole
 //! top-level expression with PostgreSQL's evaluator). Kernels are bound by
 //! function OID (`kernel_for`); each binding states the argument and result
-//! types it is exact for, and text kernels check the collation.
+//! types it is exact for, and text kernels check the collation. A function
+//! a kernel pack declares (`crate::packs`) is called through fmgr.
 //!
 //! Compilation runs twice per scan: at planning (to cost the path and report
 //! its kernel and fallback steps) and at executor start (on the expressions as
@@ -13,7 +14,9 @@
 use pgrx::pg_sys::{self, Oid};
 use vexec_core::batch::PhysType;
 use vexec_core::expr::kernels::like::LikePattern;
-use vexec_core::expr::{ArithOp, BoolTestKind, CastOp, CmpKind, CmpOp, ConstSet, DateOp, LengthKind, VExpr};
+use vexec_core::expr::{
+    ArithOp, BoolTestKind, CastOp, CmpKind, CmpOp, ConstSet, DateOp, FuncRef, LengthKind, VExpr,
+};
 
 use crate::pgutil::list_ptrs;
 use crate::source::InputAttr;
@@ -257,6 +260,9 @@ pub struct Compiler {
     /// The database encoding is UTF-8 (else single-byte, or text kernels refuse).
     utf8: bool,
     single_byte: bool,
+    /// The pack functions compiled expressions call (`pack: name(args)`),
+    /// for EXPLAIN (VERBOSE).
+    pub packs: Vec<String>,
 }
 
 /// A compiled expression and its SQL type.
@@ -277,6 +283,7 @@ impl Compiler {
             params: Vec::new(),
             utf8: enc == pg_sys::pg_enc::PG_UTF8 as i32,
             single_byte: max_len == 1,
+            packs: Vec::new(),
         }
     }
 
@@ -293,7 +300,7 @@ impl Compiler {
     /// Compile a whole expression; None when some node has no kernel.
     /// Inputs and params added by a failed attempt are rolled back.
     pub fn compile(&mut self, node: *mut pg_sys::Node) -> Option<VExpr> {
-        let (ni, np) = (self.inputs.len(), self.params.len());
+        let (ni, np, nk) = (self.inputs.len(), self.params.len(), self.packs.len());
         // SAFETY: callers (plan and executor code) pass a live expression node of the plan being
         // compiled.
         match unsafe { self.node(node) } {
@@ -303,6 +310,7 @@ impl Compiler {
             None => {
                 self.inputs.truncate(ni);
                 self.params.truncate(np);
+                self.packs.truncate(nk);
                 None
             }
         }
@@ -312,7 +320,7 @@ impl Compiler {
     /// consumer that takes them (VecAgg's numeric sum and avg). None when
     /// some node has no kernel. Rolled back like [`Compiler::compile`].
     pub fn compile_scaled(&mut self, node: *mut pg_sys::Node) -> Option<(VExpr, u16)> {
-        let (ni, np) = (self.inputs.len(), self.params.len());
+        let (ni, np, nk) = (self.inputs.len(), self.params.len(), self.packs.len());
         // SAFETY: as in compile.
         match unsafe { self.scaled(node) } {
             // SAFETY: as in compile.
@@ -320,6 +328,7 @@ impl Compiler {
             None => {
                 self.inputs.truncate(ni);
                 self.params.truncate(np);
+                self.packs.truncate(nk);
                 None
             }
         }
@@ -651,7 +660,9 @@ impl Compiler {
     ) -> Option<Typed> {
         // SAFETY: args is the live argument list of the function being compiled.
         unsafe {
-            let kernel = kernel_for(funcid.into())?;
+            let Some(kernel) = kernel_for(funcid.into()) else {
+                return self.pack_call(funcid, args, collid, result);
+            };
             let nargs = if args.is_null() { 0 } else { (*args).length };
             match kernel {
                 Kernel::Cmp(op, fam) => {
@@ -808,6 +819,45 @@ impl Compiler {
     }
 
     /// `x = ANY(const array)` and `x <> ALL(const array)`.
+    /// A function a kernel pack declares (`crate::packs`), called through
+    /// fmgr a batch's rows at a time: its results are its own.
+    unsafe fn pack_call(
+        &mut self,
+        funcid: Oid,
+        args: *mut pg_sys::List,
+        collid: Oid,
+        result: Oid,
+    ) -> Option<Typed> {
+        let bound = crate::packs::lookup(funcid)?;
+        let mut vargs = Vec::new();
+        // SAFETY: args is the live argument list of the function being compiled.
+        for a in unsafe { list_ptrs::<pg_sys::Node>(args) } {
+            // SAFETY: a live argument node.
+            let t = unsafe { self.node(a) }?;
+            // The argument goes to the function as a Datum of its own type
+            // (the parser coerced it to the declared one).
+            if t.e.phys_type_hint() == PhysType::I128 {
+                return None;
+            }
+            vargs.push(t.e);
+        }
+        if vargs.len() > crate::shim::CALL_MAX_ARGS {
+            return None;
+        }
+        let label = bound.label();
+        if !self.packs.contains(&label) {
+            self.packs.push(label);
+        }
+        Some(Typed {
+            e: VExpr::Call {
+                func: FuncRef { oid: funcid.into(), collation: collid.into() },
+                args: vargs,
+                phys: phys_of(result).0,
+            },
+            typid: result,
+        })
+    }
+
     unsafe fn in_set(&mut self, s: *mut pg_sys::ScalarArrayOpExpr) -> Option<Typed> {
         // SAFETY: s is a live ScalarArrayOpExpr of the plan.
         unsafe {

@@ -190,7 +190,13 @@ unsafe fn consider(
                 Some(e) => {
                     kq += 1;
                     steps += e.steps();
-                    ec.kernel_qual += qc.per_tuple;
+                    // A pack's function costs what it costs PostgreSQL: no
+                    // kernel discount (its per-row call is the same).
+                    if e.has_call() {
+                        ec.fallback_qual += qc.per_tuple;
+                    } else {
+                        ec.kernel_qual += qc.per_tuple;
+                    }
                 }
                 None => {
                     fq += 1;

@@ -227,6 +227,35 @@ fn compute(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kerne
             pending.iter().for_each(|&r| out.validity.set(r as usize, false));
             out
         }
+        VExpr::Call { func, args, phys } => {
+            // Strict: called for the rows whose arguments are all non-NULL.
+            let mut rows = sel.to_vec();
+            let mut datums = Vec::with_capacity(args.len());
+            for a in args {
+                let c = eval(a, ctx, &rows)?;
+                rows.retain(|&r| c.is_valid(r as usize));
+                datums.push(c);
+            }
+            let args: Vec<Vec<usize>> = datums
+                .iter()
+                .map(|c| {
+                    let mut v = vec![0; len];
+                    rows.iter().for_each(|&r| v[r as usize] = c.values.datum(r as usize));
+                    v
+                })
+                .collect();
+            let mut results = vec![None; len];
+            ctx.host.call(*func, &args, &rows, &mut results)?;
+            let mut out = Column::new(*phys, len);
+            out.validity.set_all(false);
+            for &r in &rows {
+                if let Some(d) = results[r as usize] {
+                    out.values.set_datum(r as usize, d);
+                    out.validity.set(r as usize, true);
+                }
+            }
+            out
+        }
     })
 }
 
@@ -543,6 +572,15 @@ pub unsafe fn fold_constants(e: VExpr) -> VExpr {
         fn detoast(&mut self, _: &mut [usize], _: &crate::batch::Bitmap, _: &[RowIdx]) {
             unreachable!("constants of folded kinds are not varlenas")
         }
+        fn call(
+            &mut self,
+            _: super::FuncRef,
+            _: &[Vec<usize>],
+            _: &[RowIdx],
+            _: &mut [Option<usize>],
+        ) -> Result<(), KernelError> {
+            unreachable!("calls are not folded")
+        }
     }
     let fold = |e: VExpr| -> VExpr {
         let all_const = match &e {
@@ -598,6 +636,11 @@ pub unsafe fn fold_constants(e: VExpr) -> VExpr {
             otherwise: otherwise.map(b),
             phys,
         },
+        // (A call is the host's: never folded here; PostgreSQL's planner
+        // folds immutable calls of constants before vexec sees them.)
+        VExpr::Call { func, args, phys } => {
+            VExpr::Call { func, args: args.into_iter().map(|x| fold_constants(x)).collect(), phys }
+        }
         VExpr::Coalesce { args, phys } => {
             VExpr::Coalesce { args: args.into_iter().map(|x| fold_constants(x)).collect(), phys }
         }
@@ -706,11 +749,56 @@ mod tests {
         unsafe { super::fold_constants(e) }
     }
 
+    /// The host of these tests: no TOAST; function 1 adds its two int4
+    /// arguments, returns NULL for a sum of 0 and raises at a sum of 13.
     struct NoHost;
     impl Host for NoHost {
         fn detoast(&mut self, _: &mut [usize], _: &Bitmap, _: &[RowIdx]) {
             panic!("no TOAST in these tests")
         }
+        fn call(
+            &mut self,
+            func: crate::expr::FuncRef,
+            args: &[Vec<usize>],
+            rows: &[RowIdx],
+            out: &mut [Option<usize>],
+        ) -> Result<(), KernelError> {
+            assert_eq!(func.oid, 1);
+            for &r in rows {
+                let sum = args[0][r as usize] as i64 as i32 + args[1][r as usize] as i64 as i32;
+                if sum == 13 {
+                    return Err(KernelError { row: r });
+                }
+                out[r as usize] = (sum != 0).then_some(sum as i64 as usize);
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn calls_are_strict_and_report_the_failing_row() {
+        let call = |l: Box<VExpr>, r: Box<VExpr>| VExpr::Call {
+            func: crate::expr::FuncRef { oid: 1, collation: 0 },
+            args: vec![*l, *r],
+            phys: PhysType::I32,
+        };
+        let inputs = [ints(&[Some(1), None, Some(-2), Some(5)]), ints(&[Some(2), Some(3), Some(2), None])];
+        assert_eq!(run(&call(col(0), col(1)), &inputs), Ok(vec![Some(3), None, None, None]));
+        // Not folded, even over constants (the host calls it).
+        let e = fold_constants(call(int(6), int(7)));
+        assert!(matches!(e, VExpr::Call { .. }));
+        assert_eq!(run(&e, &inputs), Err(KernelError { row: 0 }));
+        // A row the selection leaves out is not called.
+        let bad = [ints(&[Some(1), Some(6)]), ints(&[Some(1), Some(7)])];
+        assert_eq!(run(&call(col(0), col(1)), &bad), Err(KernelError { row: 1 }));
+        let mut sel = vec![0];
+        let mut host = NoHost;
+        // SAFETY: by-value inputs.
+        let mut ctx = unsafe { EvalCtx::new(&bad, &[], 2, &mut host, &[]) };
+        let out = eval(&call(col(0), col(1)), &mut ctx, &sel).unwrap();
+        assert_eq!(out.values.datum(0), 2);
+        sel.clear();
+        assert!(eval(&call(col(0), col(1)), &mut ctx, &sel).is_ok());
     }
 
     fn ints(v: &[Option<i32>]) -> Column {

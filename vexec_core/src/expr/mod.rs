@@ -234,6 +234,23 @@ pub enum VExpr {
         phys: PhysType,
         arg: Box<VExpr>,
     },
+    /// A function of another extension, bound through a kernel pack
+    /// (`crate::packs`), called by the host through fmgr for the rows
+    /// whose arguments are all non-NULL (the function is strict).
+    Call {
+        func: FuncRef,
+        args: Vec<VExpr>,
+        phys: PhysType,
+    },
+}
+
+/// The function a [`VExpr::Call`] calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FuncRef {
+    /// pg_proc OID.
+    pub oid: u32,
+    /// The collation it is called with.
+    pub collation: u32,
 }
 
 impl VExpr {
@@ -249,6 +266,7 @@ impl VExpr {
             VExpr::Date { .. } => PhysType::I32,
             VExpr::Length { .. } => PhysType::I32,
             VExpr::NumericToScaled { phys, .. } => *phys,
+            VExpr::Call { phys, .. } => *phys,
             VExpr::Case { phys, .. } | VExpr::Coalesce { phys, .. } => *phys,
             VExpr::Cmp { .. }
             | VExpr::And(_)
@@ -294,7 +312,9 @@ impl VExpr {
             | VExpr::Like { arg, .. }
             | VExpr::Length { arg, .. }
             | VExpr::NumericToScaled { arg, .. } => vec![arg],
-            VExpr::And(args) | VExpr::Or(args) | VExpr::Coalesce { args, .. } => args.iter().collect(),
+            VExpr::And(args) | VExpr::Or(args) | VExpr::Coalesce { args, .. } | VExpr::Call { args, .. } => {
+                args.iter().collect()
+            }
             VExpr::Case { arms, otherwise, .. } => {
                 arms.iter().flat_map(|(c, r)| [c, r]).chain(otherwise.as_deref()).collect()
             }
@@ -318,7 +338,9 @@ impl VExpr {
             | VExpr::Like { arg, .. }
             | VExpr::Length { arg, .. }
             | VExpr::NumericToScaled { arg, .. } => vec![arg],
-            VExpr::And(args) | VExpr::Or(args) | VExpr::Coalesce { args, .. } => args.iter_mut().collect(),
+            VExpr::And(args) | VExpr::Or(args) | VExpr::Coalesce { args, .. } | VExpr::Call { args, .. } => {
+                args.iter_mut().collect()
+            }
             VExpr::Case { arms, otherwise, .. } => {
                 arms.iter_mut().flat_map(|(c, r)| [c, r]).chain(otherwise.as_deref_mut()).collect()
             }
@@ -342,6 +364,11 @@ impl VExpr {
         }
     }
 
+    /// Whether a kernel pack's function is called somewhere in it.
+    pub fn has_call(&self) -> bool {
+        matches!(self, VExpr::Call { .. }) || self.children().into_iter().any(VExpr::has_call)
+    }
+
     /// Number of operator nodes (for EXPLAIN's kernel step counts).
     pub fn steps(&self) -> usize {
         match self {
@@ -363,6 +390,18 @@ pub trait Host {
     /// (valid rows only) with a plain copy that lives at least as long as the
     /// batch.
     fn detoast(&mut self, values: &mut [usize], validity: &crate::batch::Bitmap, rows: &[RowIdx]);
+
+    /// Call `func` for each row of `rows`, its arguments `args[a][row]`
+    /// (Datums), results into `out[row]` (None for a NULL result). A data
+    /// exception the function raises is a [`KernelError`] at its row (the
+    /// batch is then evaluated row by row, where PostgreSQL raises it).
+    fn call(
+        &mut self,
+        func: FuncRef,
+        args: &[Vec<usize>],
+        rows: &[RowIdx],
+        out: &mut [Option<usize>],
+    ) -> Result<(), KernelError>;
 }
 
 /// The inputs of one evaluation. Made only by [`EvalCtx::new`], whose

@@ -1,0 +1,372 @@
+//! Kernel packs: other extensions' functions that vexec runs in batches.
+//!
+//! A pack (vexec_pgvector, vexec_postgis, or a third party's library) is a
+//! preloaded library that declares functions of another extension by name,
+//! argument types and C symbol. It registers its declarations in the
+//! registry the rendezvous variable `vexec/kernels_v1` points to; whichever
+//! library loads first (vexec or a pack) creates the registry, so the order
+//! of `shared_preload_libraries` does not matter. vexec reads the registry
+//! when it binds declarations to a database's functions ([`bind`]): by
+//! extension membership, extension version range, name, argument types,
+//! `prosrc` (the C symbol) and `probin` (the library), so a same-named user
+//! function is never taken. A bound function runs through fmgr a batch's
+//! rows at a time (`VExpr::Call`): its results are the extension's own.
+//!
+//! The ABI is `#[repr(C)]` and frozen as version 1; docs/packs.md gives it
+//! in C for packs written in other languages.
+
+use std::ffi::{c_char, CStr};
+
+/// The rendezvous variable's name.
+pub const RENDEZVOUS: &CStr = c"vexec/kernels_v1";
+
+/// Marks a [`RegistryV1`] (and its version), so a stray pointer under the
+/// rendezvous name is refused rather than read.
+pub const REGISTRY_MAGIC: u64 = 0x7665_7865_634b_0001;
+
+/// Packs one process can hold.
+pub const MAX_PACKS: usize = 32;
+
+/// One function of the extension a pack teaches vexec.
+///
+/// Contract: the function is STRICT, returns one value, and when it raises
+/// an ERROR it holds no lock, buffer pin or other resource, and has not
+/// held off interrupts (it computes on its arguments and pallocs). vexec
+/// may then discard a data exception it raised in a batch and evaluate the
+/// batch row by row, where PostgreSQL raises it again at its own row.
+#[repr(C)]
+pub struct FunctionV1 {
+    /// SQL name (`l2_distance`).
+    pub name: *const c_char,
+    /// Argument types by `pg_type.typname`, comma-separated, no spaces
+    /// (`vector,vector`; arrays as `_float8`).
+    pub args: *const c_char,
+    /// `pg_proc.prosrc`: the C symbol (`halfvec_l2_distance`).
+    pub symbol: *const c_char,
+}
+
+/// A pack's declarations.
+#[repr(C)]
+pub struct PackV1 {
+    /// The pack (`vexec_pgvector`), as EXPLAIN names it.
+    pub name: *const c_char,
+    /// `pg_extension.extname` of the extension whose functions these are.
+    pub extension: *const c_char,
+    /// Extension versions the declarations hold for: at least `min_version`,
+    /// below `max_version` (dot-separated numbers; see [`version_in_range`]).
+    pub min_version: *const c_char,
+    pub max_version: *const c_char,
+    /// `pg_proc.probin` of the functions (`$libdir/vector`).
+    pub module: *const c_char,
+    pub functions: *const FunctionV1,
+    pub n_functions: usize,
+}
+
+// SAFETY: the declarations are immutable statics of the pack's library
+// (pointers to string literals), read only by the backend's main thread.
+unsafe impl Sync for FunctionV1 {}
+// SAFETY: as for FunctionV1.
+unsafe impl Sync for PackV1 {}
+
+/// What the rendezvous variable points to.
+#[repr(C)]
+pub struct RegistryV1 {
+    pub magic: u64,
+    pub n_packs: usize,
+    pub packs: [*const PackV1; MAX_PACKS],
+}
+
+/// Why a pack could not register.
+#[derive(Debug, PartialEq, Eq)]
+pub enum RegisterError {
+    /// The rendezvous variable points to something that is not a registry.
+    NotARegistry,
+    Full,
+}
+
+/// Register `pack` in the registry `slot` (the rendezvous variable's
+/// value) points to, creating the registry if there is none yet.
+///
+/// # Safety
+/// `slot` is the process's rendezvous variable for [`RENDEZVOUS`]; called on
+/// the backend's main thread (in `_PG_init`).
+pub unsafe fn register(slot: *mut *mut std::ffi::c_void, pack: &'static PackV1) -> Result<(), RegisterError> {
+    // SAFETY: this function's contract: slot is the live rendezvous variable.
+    unsafe {
+        if (*slot).is_null() {
+            // Lives as long as the process, like the libraries that fill it.
+            let r = Box::new(RegistryV1 {
+                magic: REGISTRY_MAGIC,
+                n_packs: 0,
+                packs: [std::ptr::null(); MAX_PACKS],
+            });
+            *slot = Box::into_raw(r).cast();
+        }
+        let r = &mut *(*slot as *mut RegistryV1);
+        if r.magic != REGISTRY_MAGIC {
+            return Err(RegisterError::NotARegistry);
+        }
+        if r.packs[..r.n_packs].iter().any(|&p| std::ptr::eq(p, pack)) {
+            return Ok(());
+        }
+        if r.n_packs == MAX_PACKS {
+            return Err(RegisterError::Full);
+        }
+        r.packs[r.n_packs] = pack;
+        r.n_packs += 1;
+        Ok(())
+    }
+}
+
+/// A declared function, read out of the ABI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FunctionDecl {
+    pub name: String,
+    pub args: Vec<String>,
+    pub symbol: String,
+}
+
+/// A pack's declarations, read out of the ABI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pack {
+    pub name: String,
+    pub extension: String,
+    pub min_version: String,
+    pub max_version: String,
+    pub module: String,
+    pub functions: Vec<FunctionDecl>,
+}
+
+/// The packs registered under `registry` (the rendezvous variable's value;
+/// null: none).
+///
+/// # Safety
+/// `registry` is null or the value [`register`] left in the rendezvous
+/// variable, whose packs are live statics.
+pub unsafe fn registered(registry: *const std::ffi::c_void) -> Vec<Pack> {
+    if registry.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: this function's contract.
+    unsafe {
+        let r = &*(registry as *const RegistryV1);
+        if r.magic != REGISTRY_MAGIC {
+            return Vec::new();
+        }
+        let s = |p: *const c_char| {
+            if p.is_null() {
+                String::new()
+            } else {
+                CStr::from_ptr(p).to_string_lossy().into_owned()
+            }
+        };
+        r.packs[..r.n_packs.min(MAX_PACKS)]
+            .iter()
+            .map(|&p| {
+                let p = &*p;
+                let decls = if p.functions.is_null() {
+                    &[][..]
+                } else {
+                    std::slice::from_raw_parts(p.functions, p.n_functions)
+                };
+                Pack {
+                    name: s(p.name),
+                    extension: s(p.extension),
+                    min_version: s(p.min_version),
+                    max_version: s(p.max_version),
+                    module: s(p.module),
+                    functions: decls
+                        .iter()
+                        .map(|f| FunctionDecl {
+                            name: s(f.name),
+                            args: s(f.args)
+                                .split(',')
+                                .filter(|a| !a.is_empty())
+                                .map(str::to_string)
+                                .collect(),
+                            symbol: s(f.symbol),
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// How many packs are registered under `registry` (see [`registered`]).
+///
+/// # Safety
+/// As for [`registered`].
+pub unsafe fn registered_count(registry: *const std::ffi::c_void) -> usize {
+    if registry.is_null() {
+        return 0;
+    }
+    // SAFETY: this function's contract.
+    let r = unsafe { &*(registry as *const RegistryV1) };
+    if r.magic == REGISTRY_MAGIC {
+        r.n_packs.min(MAX_PACKS)
+    } else {
+        0
+    }
+}
+
+/// The numeric components of a version (`0.8.7` -> [0, 8, 7]); a component
+/// ends at its first non-digit (`3.7.0dev` -> [3, 7, 0]).
+fn components(v: &str) -> Vec<u64> {
+    v.split('.')
+        .map(|c| c.chars().take_while(char::is_ascii_digit).collect::<String>().parse().unwrap_or(0))
+        .collect()
+}
+
+/// Whether `version` is at least `min` and below `max` (missing components
+/// count as 0; an empty bound is no bound).
+pub fn version_in_range(version: &str, min: &str, max: &str) -> bool {
+    let cmp = |a: &str, b: &str| {
+        let (mut a, mut b) = (components(a), components(b));
+        let n = a.len().max(b.len());
+        a.resize(n, 0);
+        b.resize(n, 0);
+        a.cmp(&b)
+    };
+    (min.is_empty() || cmp(version, min).is_ge()) && (max.is_empty() || cmp(version, max).is_lt())
+}
+
+/// A function of an installed extension, as the catalog has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogFunction {
+    pub oid: u32,
+    pub name: String,
+    /// Argument types by typname.
+    pub args: Vec<String>,
+    pub prosrc: String,
+    /// None for functions that are not in a loadable library.
+    pub probin: Option<String>,
+    /// A C function (prolang), STRICT, not a set-returning one.
+    pub c_strict_scalar: bool,
+}
+
+/// A declaration bound to an installed function.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bound {
+    pub oid: u32,
+    /// Index into the packs given to [`bind`].
+    pub pack: usize,
+    /// `name(args)` as EXPLAIN shows it.
+    pub signature: String,
+}
+
+/// Bind the declarations of `pack` (index `pack_index`) to the members of
+/// its extension, installed at `version`: a member is taken only when its
+/// name, argument types, C symbol and library all match a declaration and
+/// it is a strict scalar C function.
+pub fn bind(pack_index: usize, pack: &Pack, version: &str, members: &[CatalogFunction]) -> Vec<Bound> {
+    if !version_in_range(version, &pack.min_version, &pack.max_version) {
+        return Vec::new();
+    }
+    members
+        .iter()
+        .filter(|f| {
+            f.c_strict_scalar
+                && f.probin.as_deref() == Some(pack.module.as_str())
+                && pack.functions.iter().any(|d| d.name == f.name && d.args == f.args && d.symbol == f.prosrc)
+        })
+        .map(|f| Bound {
+            oid: f.oid,
+            pack: pack_index,
+            signature: format!("{}({})", f.name, f.args.join(",")),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pack() -> Pack {
+        Pack {
+            name: "p".into(),
+            extension: "vector".into(),
+            min_version: "0.7.0".into(),
+            max_version: "0.9".into(),
+            module: "$libdir/vector".into(),
+            functions: vec![FunctionDecl {
+                name: "l2_distance".into(),
+                args: vec!["halfvec".into(), "halfvec".into()],
+                symbol: "halfvec_l2_distance".into(),
+            }],
+        }
+    }
+
+    fn member(oid: u32, prosrc: &str, probin: Option<&str>) -> CatalogFunction {
+        CatalogFunction {
+            oid,
+            name: "l2_distance".into(),
+            args: vec!["halfvec".into(), "halfvec".into()],
+            prosrc: prosrc.into(),
+            probin: probin.map(str::to_string),
+            c_strict_scalar: true,
+        }
+    }
+
+    #[test]
+    fn versions_compare_by_number() {
+        assert!(version_in_range("0.8.7", "0.7.0", "0.9"));
+        assert!(version_in_range("0.7", "0.7.0", "0.9"));
+        assert!(!version_in_range("0.9.0", "0.7.0", "0.9"));
+        assert!(!version_in_range("0.6.2", "0.7.0", "0.9"));
+        assert!(version_in_range("0.10.1", "0.7.0", ""));
+        assert!(version_in_range("3.7.0dev", "3.0", "4"));
+    }
+
+    #[test]
+    fn only_the_declared_c_function_is_bound() {
+        let p = pack();
+        let good = member(10, "halfvec_l2_distance", Some("$libdir/vector"));
+        assert_eq!(bind(0, &p, "0.8.7", &[good.clone()]).len(), 1);
+        // A same-named function with another body or library is not taken.
+        assert!(bind(0, &p, "0.8.7", &[member(11, "l2_distance", Some("$libdir/vector"))]).is_empty());
+        assert!(bind(0, &p, "0.8.7", &[member(12, "halfvec_l2_distance", Some("$libdir/evil"))]).is_empty());
+        assert!(bind(0, &p, "0.8.7", &[member(13, "select 1", None)]).is_empty());
+        let mut lax = good.clone();
+        lax.c_strict_scalar = false;
+        assert!(bind(0, &p, "0.8.7", &[lax]).is_empty());
+        let mut other_args = good.clone();
+        other_args.args = vec!["vector".into(), "vector".into()];
+        assert!(bind(0, &p, "0.8.7", &[other_args]).is_empty());
+        // Outside the version range nothing is bound.
+        assert!(bind(0, &p, "0.9.1", &[good]).is_empty());
+    }
+
+    static DECLS: [FunctionV1; 1] =
+        [FunctionV1 { name: c"f".as_ptr(), args: c"int4,_float8".as_ptr(), symbol: c"f_c".as_ptr() }];
+    static PACK: PackV1 = PackV1 {
+        name: c"test_pack".as_ptr(),
+        extension: c"ext".as_ptr(),
+        min_version: c"1".as_ptr(),
+        max_version: c"".as_ptr(),
+        module: c"$libdir/ext".as_ptr(),
+        functions: DECLS.as_ptr(),
+        n_functions: 1,
+    };
+
+    #[test]
+    fn registry_round_trip() {
+        let mut slot: *mut std::ffi::c_void = std::ptr::null_mut();
+        // SAFETY: slot stands in for the rendezvous variable.
+        unsafe {
+            register(&mut slot, &PACK).unwrap();
+            register(&mut slot, &PACK).unwrap(); // twice: once
+            let packs = registered(slot);
+            assert_eq!(packs.len(), 1);
+            assert_eq!(registered_count(slot), 1);
+            assert_eq!(packs[0].name, "test_pack");
+            assert_eq!(packs[0].functions[0].args, vec!["int4", "_float8"]);
+            let mut junk = [0u64; 40];
+            let mut bad: *mut std::ffi::c_void = junk.as_mut_ptr().cast();
+            assert_eq!(register(&mut bad, &PACK), Err(RegisterError::NotARegistry));
+            assert!(registered(bad).is_empty());
+            assert_eq!(registered_count(bad), 0);
+            drop(Box::from_raw(slot as *mut RegistryV1));
+        }
+    }
+}
