@@ -26,7 +26,7 @@ endif
 export VEXEC_GIT_SHA := $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 BENCH_ARGS ?=
 
-.PHONY: test run stop psql sql devroot help bench bench-quick bench-scan bench-agg bench-egress bench-insert bench-flight bench-compare check-full \
+.PHONY: test run stop psql sql devroot help bench bench-quick bench-scan bench-agg bench-egress bench-insert bench-flight bench-packs bench-compare check-full \
 	citus citus-stop citus-psql check-citus citus-regress bench-citus
 
 help:
@@ -41,6 +41,7 @@ help:
 	@echo "make bench-egress  Arrow egress: lineitem SF 1 via vexec.arrow_ipc_stream (pyarrow) vs COPY binary (psycopg)"
 	@echo "make bench-insert  INSERT ... SELECT of lineitem SF 1 (with and without its key) and hits 10 M, off vs force"
 	@echo "make bench-flight  vexec_flight: Q1 through Flight vs pgwire, lineitem ingest vs ADBC COPY, a slow client"
+	@echo "make bench-packs   vexec_pgvector: kNN and a distance filter over 1 M 128-dimension vectors, off/auto/force"
 	@echo "make bench-compare A=x.csv B=y.csv   two result files side by side"
 	@echo "make citus / citus-stop / citus-psql   a local Citus cluster (PostgreSQL 18) with TPC-H SF 0.1"
 	@echo "make check-citus   TPC-H on the Citus cluster in every mode, against single-node and DuckDB"
@@ -96,6 +97,12 @@ bench-insert: $(SETUP)
 # SF 1 (adbc_ingest) against ADBC's PostgreSQL driver, a slow client's memory.
 bench-flight: $(SETUP)
 	$(IN) tools/bench flight $(BENCH_ARGS)
+	@$(MAKE) --no-print-directory bench-collect
+
+# vexec_pgvector: exact kNN (<->, <=>) and a distance filter over 1 M
+# 128-dimension vectors without an index, off / auto / force.
+bench-packs: $(SETUP)
+	$(IN) tools/bench packs $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory bench-collect
 
 # Results are written inside the dev root; keep them in the repository

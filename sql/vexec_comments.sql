@@ -23,3 +23,6 @@ COMMENT ON FUNCTION vexec.arrow_insert(regclass, bytea) IS
 
 COMMENT ON FUNCTION vexec.ingest_rows(bigint) IS
   'the rows of the Arrow batches vexec''s ingest registered under a handle, for the INSERT vexec.arrow_insert runs (not for direct use)';
+
+COMMENT ON FUNCTION vexec.pack_functions() IS
+  'the functions kernel packs (vexec_pgvector, ...) serve in this database: pack, function OID, name(argument typnames); docs/packs.md';

@@ -10,6 +10,8 @@
            vs COPY binary (psycopg); writes results/<sha>-<time>-egress.csv
   insert   INSERT INTO copy SELECT * FROM lineitem / hits, by vexec.mode (VecInsert
            against ModifyTable); writes results/<sha>-<time>-insert.csv
+  packs    pgvector through vexec_pgvector: exact kNN and a distance filter over 1 M
+           128-dimension vectors, by vexec.mode; writes results/<sha>-<time>-packs.csv
   flight   vexec_flight: TPC-H Q1 through Flight vs pgwire, ingest of lineitem (Flight vs
            ADBC's COPY), a slow client's session memory; results/<sha>-<time>-flight.csv
 """
@@ -20,7 +22,7 @@ import signal
 import sys
 import time
 
-from . import citus, datasets, egress, flight, insert, report, runner, tpcds, tpch
+from . import citus, datasets, egress, flight, insert, packs, report, runner, tpcds, tpch
 from .cluster import Cluster
 from .datasets import Dataset
 
@@ -254,13 +256,27 @@ def cmd_insert(args) -> int:
     return 0
 
 
+def cmd_packs(args) -> int:
+    os.makedirs(args.results, exist_ok=True)
+    cl = cluster_from(args)
+    cl.libraries = ("vexec_pgvector",)
+    cl.stop()  # (re)started with the pack preloaded
+    cl.start(preload=True)
+    try:
+        out_csv = os.path.join(args.results, f"{args.sha}-{time.strftime('%Y%m%dT%H%M%S')}-packs.csv")
+        packs.run(cl, args.rows, args.dims, args.sessions, args.hot, parse_list(args.modes), out_csv, args.sha)
+    finally:
+        cl.stop()
+    return 0
+
+
 def main(argv=None) -> int:
     # A terminated run still stops the cluster it started (finally blocks).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     p = argparse.ArgumentParser(prog="vexecbench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
-    for name in ("run", "demo", "egress", "insert", "flight"):
+    for name in ("run", "demo", "egress", "insert", "flight", "packs"):
         s = sub.add_parser(name)
         s.add_argument("--state", required=True, help="directory for the cluster and generated data")
         s.add_argument("--bindir", default="/usr/lib/postgresql/19/bin")
@@ -317,6 +333,14 @@ def main(argv=None) -> int:
     fl.add_argument("--cases", default="q1,ingest,slow", help="q1, ingest, slow")
     fl.add_argument("--sha", default="unknown")
     fl.add_argument("--results", required=True)
+    pk = sub.choices["packs"]
+    pk.add_argument("--rows", type=positive_int, default=1_000_000)
+    pk.add_argument("--dims", type=positive_int, default=128)
+    pk.add_argument("--sessions", type=positive_int, default=2)
+    pk.add_argument("--hot", type=positive_int, default=2)
+    pk.add_argument("--modes", default="off,auto,force")
+    pk.add_argument("--sha", default="unknown")
+    pk.add_argument("--results", required=True)
     rep = sub.add_parser("report")
     rep.add_argument("csv")
     rep.add_argument("--reports", required=True)
@@ -333,6 +357,8 @@ def main(argv=None) -> int:
         return cmd_egress(args)
     if args.cmd == "insert":
         return cmd_insert(args)
+    if args.cmd == "packs":
+        return cmd_packs(args)
     if args.cmd == "flight":
         return cmd_flight(args)
     if args.cmd == "report":

@@ -1,6 +1,6 @@
 -- vexec_pgvector: pgvector's functions in vexec's batches, served by the
--- kernel pack (shared_preload_libraries = 'vexec_pgvector,vexec': the pack
--- loads before vexec, and the registry does not mind). Every query is
+-- kernel pack (run twice: shared_preload_libraries = 'vexec_pgvector,vexec'
+-- and 'vexec,vexec_pgvector'; the registry does not mind the order). Every query is
 -- compared with mode off row by row (float results by md5 of their text,
 -- which PostgreSQL prints exactly, so the values agree bit for bit; only the
 -- row count is shown, as pgvector's float loops may differ between CPUs),
@@ -71,6 +71,23 @@ SET vexec.mode = off;
 EXECUTE knn('[1,0,0,0,0,0,0,1]');
 DEALLOCATE knn;
 
+-- TOASTed vectors (2,000 dimensions, 8 kB: stored out of line) reach the
+-- function as TOAST pointers and are detoasted by pgvector itself.
+CREATE TABLE wide (id int, emb vector(2000));
+ALTER TABLE wide ALTER COLUMN emb SET STORAGE EXTERNAL;
+INSERT INTO wide SELECT i, (SELECT array_agg(((i * d) % 17)::float4 / 4) FROM generate_series(1, 2000) d)::vector
+  FROM generate_series(1, 40) i;
+INSERT INTO wide VALUES (41, NULL);
+SELECT pg_relation_size(reltoastrelid) > 0 AS toasted FROM pg_class WHERE relname = 'wide';
+SELECT pack_same($$SELECT id, emb <-> (SELECT emb FROM wide WHERE id = 7), vector_norm(emb), vector_dims(emb), l2_normalize(emb) FROM wide$$);
+SELECT pack_same($$SELECT id FROM wide ORDER BY emb <=> (SELECT emb FROM wide WHERE id = 3), id LIMIT 5$$);
+
+-- Batches of two rows: bindings and the fmgr loop at every batch edge.
+SET vexec.debug_batch_size = 2;
+SELECT pack_same($$SELECT id, emb <-> '[1,0,0,0,0,0,0,1]', h <=> '[1,1,1,1,1,1,1,1]', b <~> B'10101010' FROM items WHERE id % 7 = 1$$);
+SELECT pack_same($$SELECT emb <-> CASE WHEN id = 2000 THEN '[1,2]'::vector ELSE '[1,2,3,4,5,6,7,8]' END, 1 / (id - 1999) FROM items$$);
+RESET vexec.debug_batch_size;
+
 -- pgvector's errors, at PostgreSQL's row: where two errors compete in one
 -- batch, the one the row executor meets first is raised (the pack's error
 -- is set aside and the batch evaluated row by row).
@@ -98,6 +115,7 @@ SELECT pack_same($$SELECT id, emb <-> '[1,0,0,0,0,0,0,1]' FROM items$$);
 ROLLBACK;
 SELECT count(*) FROM vexec.pack_functions();
 BEGIN;
+SET LOCAL client_min_messages = warning;
 DROP EXTENSION vector CASCADE;
 SELECT count(*) FROM vexec.pack_functions();
 ROLLBACK;
