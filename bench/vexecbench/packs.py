@@ -13,6 +13,7 @@ answer is checked against the first mode's. Results: one CSV row per run."""
 
 import csv
 import os
+import re
 import time
 
 import psycopg
@@ -83,8 +84,9 @@ def run(cluster: Cluster, rows: int, dims: int, sessions: int, hot: int, modes: 
                         row = {"sha": sha, "session": session, "case": case, "mode": mode, "run": run_nr,
                                "rows": rows, "dims": dims, "ms": round(ms, 1), "plan": plan}
                         results.append(row)
+                    short = re.sub(r"'[^']*'", "'...'", plan)
                     print(f"[bench] packs session {session} {case} {mode}: "
-                          f"{min(r['ms'] for r in results[-hot:]):,.0f} ms best hot ({plan})", flush=True)
+                          f"{min(r['ms'] for r in results[-hot:]):,.0f} ms best hot ({short})", flush=True)
     with open(out_csv, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(results[0]))
         w.writeheader()
