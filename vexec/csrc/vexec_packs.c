@@ -4,14 +4,14 @@
  *	  Kernel packs' PostgreSQL side: catalog lookups that bind a pack's
  *	  declarations to an extension's functions, and the batch call loop.
  *
- * vx_call_rows calls a bound function through fmgr for a batch's rows. A
- * data exception it raises (class 22, and 54 "program limit exceeded") is
- * caught and reported as the failing row instead: the caller then evaluates
- * the batch row by row with PostgreSQL's evaluator, which raises the error
- * again at the row PostgreSQL's own order reaches first. Packs declare only
- * functions that hold no resource when they raise (vexec_core::packs), so
- * discarding such an error leaves nothing behind. Every other error (a
- * cancel, out of memory, an internal error) is rethrown at once.
+ * vx_call_rows calls a bound function through fmgr for a batch's rows. An
+ * error it raises is caught and reported as the failing row instead: the
+ * caller then evaluates the batch row by row with PostgreSQL's evaluator,
+ * which raises the error again at the row PostgreSQL's own order reaches
+ * first. Packs declare only functions that hold no resource when they raise
+ * (vexec_core::packs), so discarding such an error leaves nothing behind.
+ * Errors that are not about the arguments (a cancel, out of memory; see
+ * deferrable) are rethrown at once.
  *
  *-------------------------------------------------------------------------
  */
@@ -148,14 +148,23 @@ vx_proc_info(Oid fn, VxProcInfo *info)
 }
 
 /* Whether an error of this SQLSTATE may be discarded and left to the row
- * executor to raise again: data exceptions and program limits. */
+ * executor to raise again: everything a function computing on its arguments
+ * raises (data exceptions, program limits, and the internal errors some
+ * extensions raise for bad input: PostGIS's elog(ERROR) is XX000). Never a
+ * cancel or shutdown (class 57: discarding it would lose the interrupt),
+ * resource exhaustion (53), system errors (58), connection errors (08),
+ * transaction rollbacks (40), lock failures (55) or corruption (XX001,
+ * XX002). */
 static bool
 deferrable(int sqlerrcode)
 {
-	char		class0 = PGUNSIXBIT(sqlerrcode);
-	char		class1 = PGUNSIXBIT(sqlerrcode >> 6);
+	static const char *const never[] = {"57", "53", "58", "08", "40", "55"};
+	char		class[3] = {PGUNSIXBIT(sqlerrcode), PGUNSIXBIT(sqlerrcode >> 6), 0};
 
-	return (class0 == '2' && class1 == '2') || (class0 == '5' && class1 == '4');
+	for (int i = 0; i < lengthof(never); i++)
+		if (strcmp(class, never[i]) == 0)
+			return false;
+	return sqlerrcode != ERRCODE_DATA_CORRUPTED && sqlerrcode != ERRCODE_INDEX_CORRUPTED;
 }
 
 /* Call `flinfo` for `rows` (args[a][row], none NULL): out[row], isnull[row].
