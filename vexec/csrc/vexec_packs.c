@@ -33,6 +33,7 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
@@ -168,11 +169,14 @@ deferrable(int sqlerrcode)
 }
 
 /* Call `flinfo` for `rows` (args[a][row], none NULL): out[row], isnull[row].
- * -1, or the index into `rows` of the row whose call raised a deferrable
- * error (discarded). */
+ * With `per_row` (for by-value results), each call runs in that context,
+ * reset after it: what the function allocates (detoasted arguments, its
+ * working structures) is freed at once, as the row executor's per-tuple
+ * context does, instead of piling up for the whole batch. -1, or the index
+ * into `rows` of the row whose call raised a deferrable error (discarded). */
 int
 vx_call_rows(FmgrInfo *flinfo, Oid collation, int nargs, Datum *const *args,
-			 int nrows, const uint16 *rows, Datum *out, bool *isnull)
+			 int nrows, const uint16 *rows, Datum *out, bool *isnull, MemoryContext per_row)
 {
 	LOCAL_FCINFO(fcinfo, VX_CALL_MAX_ARGS);
 	MemoryContext cxt = CurrentMemoryContext;
@@ -197,8 +201,15 @@ vx_call_rows(FmgrInfo *flinfo, Oid collation, int nargs, Datum *const *args,
 				fcinfo->args[a].isnull = false;
 			}
 			fcinfo->isnull = false;
+			if (per_row)
+				MemoryContextSwitchTo(per_row);
 			out[row] = FunctionCallInvoke(fcinfo);
 			isnull[row] = fcinfo->isnull;
+			if (per_row)
+			{
+				MemoryContextSwitchTo(cxt);
+				MemoryContextReset(per_row);
+			}
 		}
 	}
 	PG_CATCH();
@@ -213,6 +224,8 @@ vx_call_rows(FmgrInfo *flinfo, Oid collation, int nargs, Datum *const *args,
 		FreeErrorData(edata);
 		InterruptHoldoffCount = holdoff;
 		QueryCancelHoldoffCount = cancel_holdoff;
+		if (per_row)
+			MemoryContextReset(per_row);
 		failed = i;
 	}
 	PG_END_TRY();

@@ -135,7 +135,8 @@ extern Oid	vx_extension_lookup(const char *name, char **version, TransactionId *
 extern int	vx_extension_functions(Oid ext, Oid *out, int max);
 extern bool vx_proc_info(Oid fn, VxProcInfo *info);
 extern int	vx_call_rows(FmgrInfo *flinfo, Oid collation, int nargs, Datum *const *args,
-						 int nrows, const uint16 *rows, Datum *out, bool *isnull);
+						 int nrows, const uint16 *rows, Datum *out, bool *isnull,
+						 MemoryContext per_row);
 
 /* VecInsert (vexec_insert.c): rows written per table_multi_insert call */
 #define VX_INSERT_GROUP 1000

@@ -173,6 +173,7 @@ unsafe extern "C-unwind" {
         rows: *const u16,
         out: *mut usize,
         isnull: *mut bool,
+        per_row: pg_sys::MemoryContext,
     ) -> c_int;
     pub fn vx_copy_datums(
         values: *mut usize,

@@ -45,6 +45,20 @@ pub struct FunctionV1 {
     pub symbol: *const c_char,
 }
 
+/// A [`FunctionV1`] of string literals: `pack_function!("l2_distance",
+/// "halfvec,halfvec", "halfvec_l2_distance")` (SQL name, argument typnames,
+/// C symbol), for a pack's static table.
+#[macro_export]
+macro_rules! pack_function {
+    ($name:literal, $args:literal, $symbol:literal) => {
+        $crate::packs::FunctionV1 {
+            name: concat!($name, "\0").as_ptr().cast(),
+            args: concat!($args, "\0").as_ptr().cast(),
+            symbol: concat!($symbol, "\0").as_ptr().cast(),
+        }
+    };
+}
+
 /// A pack's declarations.
 #[repr(C)]
 pub struct PackV1 {

@@ -18,16 +18,7 @@ use vexec_core::packs::{self, FunctionV1, PackV1};
 
 ::pgrx::pg_module_magic!(name, version);
 
-/// One declaration: SQL name, argument typnames, C symbol.
-macro_rules! f {
-    ($name:literal, $args:literal, $symbol:literal) => {
-        FunctionV1 {
-            name: concat!($name, "\0").as_ptr().cast(),
-            args: concat!($args, "\0").as_ptr().cast(),
-            symbol: concat!($symbol, "\0").as_ptr().cast(),
-        }
-    };
-}
+use vexec_core::pack_function as f;
 
 /// pgvector's scalar functions (its install script, 0.7-0.8): all STRICT C
 /// functions that compute on their arguments and palloc (the registry's

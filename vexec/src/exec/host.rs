@@ -13,27 +13,54 @@ use crate::shim;
 pub(crate) struct FmgrCache {
     mcxt: pg_sys::MemoryContext,
     /// Boxed: a function may keep pointers to its FmgrInfo in `fn_extra`.
-    infos: Vec<(FuncRef, Box<pg_sys::FmgrInfo>)>,
+    /// With each, whether its result is by value (then each call runs in
+    /// `per_row`, reset after it).
+    infos: Vec<(FuncRef, Box<pg_sys::FmgrInfo>, bool)>,
+    /// A child of `mcxt`, made on first use.
+    per_row: pg_sys::MemoryContext,
 }
 
 impl FmgrCache {
     /// A cache whose lookups live in the current memory context.
     pub(crate) fn new() -> FmgrCache {
-        // SAFETY: reads the backend's current memory context on its main thread.
-        FmgrCache { mcxt: unsafe { pg_sys::CurrentMemoryContext }, infos: Vec::new() }
+        FmgrCache {
+            // SAFETY: reads the backend's current memory context on its main thread.
+            mcxt: unsafe { pg_sys::CurrentMemoryContext },
+            infos: Vec::new(),
+            per_row: std::ptr::null_mut(),
+        }
     }
 
-    fn get(&mut self, func: FuncRef) -> *mut pg_sys::FmgrInfo {
-        if let Some(i) = self.infos.iter().position(|(f, _)| f.oid == func.oid) {
-            return &mut *self.infos[i].1;
-        }
-        // SAFETY: FmgrInfo is plain C data, filled by fmgr_info_cxt below.
-        let mut info: Box<pg_sys::FmgrInfo> = Box::new(unsafe { std::mem::zeroed() });
-        // SAFETY: an fmgr lookup of a bound pack function (a C function of an installed
-        // extension) on the main thread; mcxt is the query's context, which outlives the node.
-        unsafe { pg_sys::fmgr_info_cxt(func.oid.into(), &mut *info, self.mcxt) };
-        self.infos.push((func, info));
-        &mut *self.infos.last_mut().expect("just pushed").1
+    /// The function's FmgrInfo, and the context to run each call in (null:
+    /// the current one, for results by reference, which must outlive it).
+    fn get(&mut self, func: FuncRef) -> (*mut pg_sys::FmgrInfo, pg_sys::MemoryContext) {
+        let i = match self.infos.iter().position(|(f, _, _)| f.oid == func.oid) {
+            Some(i) => i,
+            None => {
+                // SAFETY: FmgrInfo is plain C data, filled by fmgr_info_cxt below.
+                let mut info: Box<pg_sys::FmgrInfo> = Box::new(unsafe { std::mem::zeroed() });
+                // SAFETY: catalog lookups of a bound pack function (a C function of an installed
+                // extension) on the main thread; mcxt is the query's context, which outlives the
+                // node and its child.
+                let by_value = unsafe {
+                    pg_sys::fmgr_info_cxt(func.oid.into(), &mut *info, self.mcxt);
+                    if self.per_row.is_null() {
+                        self.per_row = pg_sys::AllocSetContextCreateInternal(
+                            self.mcxt,
+                            c"vexec pack calls".as_ptr(),
+                            pg_sys::ALLOCSET_DEFAULT_MINSIZE as usize,
+                            pg_sys::ALLOCSET_DEFAULT_INITSIZE as usize,
+                            pg_sys::ALLOCSET_DEFAULT_MAXSIZE as usize,
+                        );
+                    }
+                    pg_sys::get_typbyval(pg_sys::get_func_rettype(func.oid.into()))
+                };
+                self.infos.push((func, info, by_value));
+                self.infos.len() - 1
+            }
+        };
+        let (_, info, by_value) = &mut self.infos[i];
+        (&mut **info, if *by_value { self.per_row } else { std::ptr::null_mut() })
     }
 }
 
@@ -62,7 +89,7 @@ impl Host for PgHost<'_> {
             "pack calls take at most {} arguments",
             shim::CALL_MAX_ARGS
         );
-        let flinfo = self.fmgr.get(func);
+        let (flinfo, per_row) = self.fmgr.get(func);
         let ptrs: Vec<*const usize> = args.iter().map(|a| a.as_ptr()).collect();
         let n = out.len();
         let (mut values, mut nulls) = (vec![0usize; n], vec![false; n]);
@@ -79,6 +106,7 @@ impl Host for PgHost<'_> {
                 rows.as_ptr(),
                 values.as_mut_ptr(),
                 nulls.as_mut_ptr(),
+                per_row,
             )
         };
         if failed >= 0 {

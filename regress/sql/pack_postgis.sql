@@ -1,0 +1,69 @@
+-- vexec_postgis: PostGIS's geometry functions in vexec's batches, served by
+-- the kernel pack through PostGIS's own C functions. Every query is compared
+-- with mode off row by row (pack_same, from pack_pgvector), and the force plan
+-- names the pack functions that served it.
+\set SHOW_CONTEXT never
+SET search_path = public;
+CREATE EXTENSION postgis;
+
+SELECT pack, count(*) FROM vexec.pack_functions() WHERE pack = 'vexec_postgis' GROUP BY pack;
+
+SELECT setseed(0.17);
+CREATE TABLE shapes (id int, geom geometry, k int);
+INSERT INTO shapes
+SELECT i, CASE i % 6
+    WHEN 0 THEN ST_MakePoint(round((random() * 100)::numeric, 2), round((random() * 100)::numeric, 2))
+    WHEN 1 THEN ST_MakeLine(ST_MakePoint(i % 97, i % 89), ST_MakePoint(i % 97 + 3, i % 89 + 2))
+    WHEN 2 THEN ST_Buffer(ST_MakePoint(i % 83, i % 79), 1 + i % 3, 2)
+    WHEN 3 THEN ST_MakeEnvelope(i % 71, i % 67, i % 71 + 5, i % 67 + 4)
+    WHEN 4 THEN ST_Collect(ST_MakePoint(i % 61, i % 59), ST_MakePoint(i % 53, i % 47))
+    ELSE ST_MakePoint(i % 101, i % 103) END, i % 10
+  FROM generate_series(1, 3000) i;
+INSERT INTO shapes VALUES (3001, NULL, 1), (3002, 'POINT EMPTY', 2), (3003, 'POLYGON EMPTY', 3),
+  (3004, 'LINESTRING(0 0, 0 0)', 4), (3005, 'POINT(1 2 3)', 5);
+ANALYZE shapes;
+
+-- Box operators.
+SELECT pack_same($$SELECT id, geom && ST_MakeEnvelope(10, 10, 40, 40), geom ~= geom, geom ~ 'POINT(20 20)', geom @ ST_MakeEnvelope(0, 0, 50, 50) FROM shapes$$);
+SELECT pack_same($$SELECT id, geom << 'POINT(50 50)', geom &< 'POINT(50 50)', geom <<| 'POINT(50 50)', geom &<| 'POINT(50 50)', geom &> 'POINT(50 50)', geom >> 'POINT(50 50)', geom |&> 'POINT(50 50)', geom |>> 'POINT(50 50)' FROM shapes$$);
+SELECT pack_same($$SELECT id, geom <-> 'POINT(50 50)', geom <#> 'POINT(50 50)' FROM shapes$$);
+-- Predicates and distances (GEOS).
+SELECT pack_same($$SELECT id, ST_Intersects(geom, ST_Buffer('POINT(50 50)'::geometry, 20)), ST_Contains(ST_MakeEnvelope(0, 0, 60, 60), geom), ST_Within(geom, ST_MakeEnvelope(0, 0, 60, 60)) FROM shapes$$);
+SELECT pack_same($$SELECT id, ST_Covers(ST_MakeEnvelope(0, 0, 60, 60), geom), ST_CoveredBy(geom, ST_MakeEnvelope(0, 0, 60, 60)), ST_Touches(geom, 'LINESTRING(0 50, 100 50)'), ST_Disjoint(geom, 'POINT(5 5)'), ST_Equals(geom, geom) FROM shapes$$);
+SELECT pack_same($$SELECT id, ST_DWithin(geom, 'POINT(50 50)', 10), ST_DFullyWithin(geom, 'POINT(50 50)', 30), ST_Distance(geom, 'LINESTRING(0 0, 100 100)') FROM shapes$$);
+-- Measures, accessors, constructors.
+SELECT pack_same($$SELECT id, ST_Area(geom), ST_Length(geom), ST_Perimeter(geom), ST_NPoints(geom), ST_IsEmpty(geom), ST_Dimension(geom), ST_NumGeometries(geom) FROM shapes$$);
+SELECT pack_same($$SELECT id, GeometryType(geom), ST_GeometryType(geom), ST_SRID(geom), ST_AsText(ST_Envelope(geom)), ST_AsText(ST_Centroid(geom)), ST_AsBinary(ST_PointOnSurface(geom)) FROM shapes WHERE id % 3 = 0$$);
+SELECT pack_same($$SELECT id, ST_X(geom), ST_Y(geom) FROM shapes WHERE id % 6 IN (0, 5)$$);
+SELECT pack_same($$SELECT id, ST_AsText(ST_SetSRID(ST_MakePoint(id, k), 4326)), ST_SRID(ST_Point(id, k, 3857)), ST_AsText(ST_MakePoint(id, k, 1.5)), ST_AsText(ST_MakePoint(id, k, 1, 2)) FROM shapes$$);
+SELECT pack_same($$SELECT id, ST_AsText(ST_GeomFromText(CASE WHEN k > 4 THEN 'POINT(1 2)' ELSE 'LINESTRING(0 0, 1 1)' END, 4326)) FROM shapes$$);
+-- (Text concatenation has no kernel: that whole expression is PostgreSQL's.)
+SELECT pack_same($$SELECT id, ST_AsText(ST_GeomFromText('POINT(' || id || ' ' || k || ')', 4326)) FROM shapes$$);
+-- In quals with vexec's own kernels, and a filter by distance.
+SELECT pack_same($$SELECT count(*) FROM shapes WHERE geom && ST_MakeEnvelope(10, 10, 40, 40) AND k > 3$$);
+SELECT pack_same($$SELECT id FROM shapes WHERE ST_DWithin(geom, 'POINT(50 50)', 5) OR ST_Area(geom) > 15$$);
+SELECT pack_same($$SELECT id, ST_Distance(geom, 'POINT(50 50)') AS d FROM shapes WHERE geom IS NOT NULL ORDER BY 2, 1 LIMIT 5$$);
+
+-- PostGIS's errors, at PostgreSQL's row: mixed SRIDs, points expected,
+-- malformed text.
+SELECT pack_same($$SELECT ST_Intersects(ST_SetSRID(geom, 4326), 'POINT(1 1)') FROM shapes$$);
+SELECT pack_same($$SELECT ST_X(geom) FROM shapes$$);
+SELECT pack_same($$SELECT ST_GeomFromText(CASE WHEN id = 1500 THEN 'POINT(1' ELSE 'POINT(1 1)' END) FROM shapes$$);
+SELECT pack_same($$SELECT ST_X(CASE WHEN id = 1500 THEN geom ELSE 'POINT(1 1)' END), 1 / (id - 1499) FROM shapes WHERE id < 2000$$);
+SET vexec.debug_batch_size = 2;
+SELECT pack_same($$SELECT id, geom && ST_MakeEnvelope(10, 10, 40, 40), ST_Intersects(geom, ST_Buffer('POINT(50 50)'::geometry, 20)) FROM shapes WHERE id % 5 = 0$$);
+RESET vexec.debug_batch_size;
+
+-- Unbinding when PostGIS goes (seen in the same transaction).
+BEGIN;
+SET LOCAL client_min_messages = warning;
+DROP EXTENSION postgis CASCADE;
+SELECT count(*) FROM vexec.pack_functions() WHERE pack = 'vexec_postgis';
+ROLLBACK;
+SELECT count(*) FROM vexec.pack_functions() WHERE pack = 'vexec_postgis';
+
+-- A GiST index still competes on cost in auto.
+CREATE INDEX shapes_gist ON shapes USING gist (geom);
+SET vexec.mode = auto;
+EXPLAIN (COSTS OFF) SELECT id FROM shapes WHERE geom && ST_MakeEnvelope(10, 10, 11, 11);
+RESET vexec.mode;
