@@ -41,7 +41,7 @@ help:
 	@echo "make bench-egress  Arrow egress: lineitem SF 1 via vexec.arrow_ipc_stream (pyarrow) vs COPY binary (psycopg)"
 	@echo "make bench-insert  INSERT ... SELECT of lineitem SF 1 (with and without its key) and hits 10 M, off vs force"
 	@echo "make bench-flight  vexec_flight: Q1 through Flight vs pgwire, lineitem ingest vs ADBC COPY, a slow client"
-	@echo "make bench-packs   vexec_pgvector: kNN and a distance filter over 1 M 128-dimension vectors, off/auto/force"
+	@echo "make bench-packs   kernel packs: pgvector kNN and distance filter (1 M x 128), PostGIS filters (1 M points) and a join, off/auto/force"
 	@echo "make bench-compare A=x.csv B=y.csv   two result files side by side"
 	@echo "make citus / citus-stop / citus-psql   a local Citus cluster (PostgreSQL 18) with TPC-H SF 0.1"
 	@echo "make check-citus   TPC-H on the Citus cluster in every mode, against single-node and DuckDB"
@@ -99,8 +99,9 @@ bench-flight: $(SETUP)
 	$(IN) tools/bench flight $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory bench-collect
 
-# vexec_pgvector: exact kNN (<->, <=>) and a distance filter over 1 M
-# 128-dimension vectors without an index, off / auto / force.
+# The kernel packs: pgvector's exact kNN (<->, <=>) and a distance filter
+# over 1 M 128-dimension vectors without an index; PostGIS's box and
+# distance filters over 1 M points and a polygon-point join; off/auto/force.
 bench-packs: $(SETUP)
 	$(IN) tools/bench packs $(BENCH_ARGS)
 	@$(MAKE) --no-print-directory bench-collect

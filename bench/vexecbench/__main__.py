@@ -10,8 +10,9 @@
            vs COPY binary (psycopg); writes results/<sha>-<time>-egress.csv
   insert   INSERT INTO copy SELECT * FROM lineitem / hits, by vexec.mode (VecInsert
            against ModifyTable); writes results/<sha>-<time>-insert.csv
-  packs    pgvector through vexec_pgvector: exact kNN and a distance filter over 1 M
-           128-dimension vectors, by vexec.mode; writes results/<sha>-<time>-packs.csv
+  packs    the kernel packs: pgvector (kNN, a distance filter over 1 M 128-dimension
+           vectors), PostGIS (box and distance filters over 1 M points, a spatial
+           join), by vexec.mode; writes results/<sha>-<time>-packs.csv
   flight   vexec_flight: TPC-H Q1 through Flight vs pgwire, ingest of lineitem (Flight vs
            ADBC's COPY), a slow client's session memory; results/<sha>-<time>-flight.csv
 """
@@ -259,12 +260,13 @@ def cmd_insert(args) -> int:
 def cmd_packs(args) -> int:
     os.makedirs(args.results, exist_ok=True)
     cl = cluster_from(args)
-    cl.libraries = ("vexec_pgvector",)
+    cl.libraries = ("vexec_pgvector", "vexec_postgis")
     cl.stop()  # (re)started with the pack preloaded
     cl.start(preload=True)
     try:
         out_csv = os.path.join(args.results, f"{args.sha}-{time.strftime('%Y%m%dT%H%M%S')}-packs.csv")
-        packs.run(cl, args.rows, args.dims, args.sessions, args.hot, parse_list(args.modes), out_csv, args.sha)
+        packs.run(cl, parse_list(args.packs), args.rows, args.dims, args.sessions, args.hot, parse_list(args.modes),
+                  out_csv, args.sha)
     finally:
         cl.stop()
     return 0
@@ -334,6 +336,7 @@ def main(argv=None) -> int:
     fl.add_argument("--sha", default="unknown")
     fl.add_argument("--results", required=True)
     pk = sub.choices["packs"]
+    pk.add_argument("--packs", default="pgvector,postgis", help="pgvector, postgis")
     pk.add_argument("--rows", type=positive_int, default=1_000_000)
     pk.add_argument("--dims", type=positive_int, default=128)
     pk.add_argument("--sessions", type=positive_int, default=2)

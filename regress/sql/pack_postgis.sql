@@ -27,6 +27,30 @@ ANALYZE shapes;
 SELECT pack_same($$SELECT id, geom && ST_MakeEnvelope(10, 10, 40, 40), geom ~= geom, geom ~ 'POINT(20 20)', geom @ ST_MakeEnvelope(0, 0, 50, 50) FROM shapes$$);
 SELECT pack_same($$SELECT id, geom << 'POINT(50 50)', geom &< 'POINT(50 50)', geom <<| 'POINT(50 50)', geom &<| 'POINT(50 50)', geom &> 'POINT(50 50)', geom >> 'POINT(50 50)', geom |&> 'POINT(50 50)', geom |>> 'POINT(50 50)' FROM shapes$$);
 SELECT pack_same($$SELECT id, geom <-> 'POINT(50 50)', geom <#> 'POINT(50 50)' FROM shapes$$);
+-- vexec's native box kernel decides the rows whose boxes it reads exactly
+-- (stored boxes, points: rounded outwards to floats as PostGIS does) and
+-- leaves the others to PostGIS: every operator on coordinates that floats
+-- cannot hold, at float edges, tiny, huge, -0, infinite, NaN, 3D and 4D,
+-- against each kind of constant, off against force.
+CREATE TABLE edges (id int, geom geometry);
+INSERT INTO edges VALUES
+  (1, 'POINT(0.1 0.1)'), (2, 'POINT(0.30000001 0.2)'), (3, 'POINT(1e-40 -1e-40)'), (4, 'POINT(-0 0)'),
+  (5, 'POINT(1e39 -1e39)'), (6, 'POINT(3.4028235e38 1)'), (7, ST_MakePoint('Infinity', 1)), (8, ST_MakePoint('NaN', 'NaN')),
+  (9, 'POINT(0.1 0.2 0.3)'), (10, 'POINT ZM (0.1 0.2 0.3 0.4)'), (11, 'POINT EMPTY'), (12, 'LINESTRING(0.1 0.1, 0.3 0.3)'),
+  (13, 'POLYGON((0.1 0.1, 0.1 0.3, 0.3 0.3, 0.3 0.1, 0.1 0.1))'), (14, 'GEOMETRYCOLLECTION EMPTY'),
+  (15, 'MULTIPOINT((0.1 0.1), (0.2 0.2))'), (16, 'POINT(0.2 0.30000001)'), (17, NULL), (18, 'POINT(16777217 0.1)'),
+  (19, ST_MakePoint('-Infinity', '-Infinity')), (20, 'SRID=4326;POINT(0.1 0.1)');
+INSERT INTO edges SELECT 100 + i, ST_MakePoint(i / 7.0, i / 3.0) FROM generate_series(-50, 50) i;
+SELECT c AS constant, split_part(pack_same(format($$SELECT id, geom && %1$L, geom @ %1$L, geom ~ %1$L, geom ~= %1$L,
+    geom << %1$L, geom &< %1$L, geom >> %1$L, geom &> %1$L, geom <<| %1$L, geom &<| %1$L, geom |>> %1$L, geom |&> %1$L
+    FROM edges$$, c::geometry)), ' | ', 1) AS off_vs_force
+  FROM (VALUES ('POINT(0.1 0.1)'), ('POINT(0.2 0.30000001)'), ('POLYGON((0.1 0.1, 0.1 0.3, 0.3 0.3, 0.3 0.1, 0.1 0.1))'),
+               ('POINT(-0 0)'), ('POINT(1e-40 0)'), ('LINESTRING(-1e39 -1e39, 1e39 1e39)'), ('POINT EMPTY'),
+               ('LINESTRING(0.1 0.1, 0.3 0.3)'), ('POINT(16777217 0.1)')) v(c);
+SET vexec.mode = force;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT count(*) FROM edges WHERE geom && 'POINT(1 1)';
+RESET vexec.mode;
+
 -- Predicates and distances (GEOS).
 SELECT pack_same($$SELECT id, ST_Intersects(geom, ST_Buffer('POINT(50 50)'::geometry, 20)), ST_Contains(ST_MakeEnvelope(0, 0, 60, 60), geom), ST_Within(geom, ST_MakeEnvelope(0, 0, 60, 60)) FROM shapes$$);
 SELECT pack_same($$SELECT id, ST_Covers(ST_MakeEnvelope(0, 0, 60, 60), geom), ST_CoveredBy(geom, ST_MakeEnvelope(0, 0, 60, 60)), ST_Touches(geom, 'LINESTRING(0 50, 100 50)'), ST_Disjoint(geom, 'POINT(5 5)'), ST_Equals(geom, geom) FROM shapes$$);

@@ -26,12 +26,16 @@ pub struct BoundFn {
     pub pack: String,
     /// `name(args)` (argument typnames).
     pub signature: String,
+    /// The native kernel the pack named (0: none).
+    pub native: u32,
 }
 
 impl BoundFn {
-    /// `pack: name(args)`, as EXPLAIN (VERBOSE) shows it.
+    /// `pack: name(args)`, as EXPLAIN (VERBOSE) shows it (`[native box]`
+    /// when vexec's box kernel decides the rows it can).
     pub fn label(&self) -> String {
-        format!("{}: {}", self.pack, self.signature)
+        let native = if self.native != 0 { " [native box]" } else { "" };
+        format!("{}: {}{native}", self.pack, self.signature)
     }
 }
 
@@ -128,8 +132,13 @@ fn with_bindings<T>(f: impl FnOnce(&Bindings) -> T) -> Option<T> {
         } else {
             STALE.with(|s| s.set(false));
             // SAFETY: as for registered_count.
-            let packs = unsafe { packs::registered(reg) };
-            *b = Some(bind_all(db, &packs));
+            let (packs, skipped) = unsafe { (packs::registered(reg), packs::mismatched(reg)) };
+            if skipped > 0 {
+                pgrx::warning!(
+                    "vexec: {skipped} kernel pack(s) loaded in this server were built for another version of vexec and are ignored"
+                );
+            }
+            *b = Some(bind_all(db, n_packs, &packs));
         }
         b.as_ref().map(f)
     })
@@ -156,7 +165,7 @@ fn stamps(extensions: &[String]) -> Vec<Option<(pg_sys::Oid, String, pg_sys::Tra
         .collect()
 }
 
-fn bind_all(db: pg_sys::Oid, packs: &[Pack]) -> Bindings {
+fn bind_all(db: pg_sys::Oid, n_packs: usize, packs: &[Pack]) -> Bindings {
     let extensions: Vec<String> = packs.iter().map(|p| p.extension.clone()).collect();
     let stamps = stamps(&extensions);
     let mut by_oid = HashMap::new();
@@ -166,11 +175,11 @@ fn bind_all(db: pg_sys::Oid, packs: &[Pack]) -> Bindings {
         for b in packs::bind(i, pack, version, &members) {
             by_oid.insert(
                 pg_sys::Oid::from(b.oid),
-                BoundFn { pack: pack.name.clone(), signature: b.signature },
+                BoundFn { pack: pack.name.clone(), signature: b.signature, native: b.native },
             );
         }
     }
-    Bindings { db, n_packs: packs.len(), extensions, stamps, checked_in: local_xid(), by_oid }
+    Bindings { db, n_packs, extensions, stamps, checked_in: local_xid(), by_oid }
 }
 
 /// The functions of extension `ext`, as binding compares them.

@@ -118,6 +118,7 @@ static FUNCTIONS: &[FunctionV1] = &[
 ];
 
 static PACK: PackV1 = PackV1 {
+    abi: packs::PACK_ABI,
     name: c"vexec_pgvector".as_ptr(),
     extension: c"vector".as_ptr(),
     min_version: c"0.7.0".as_ptr(),

@@ -5,7 +5,10 @@
 //! accessors and constructors of points, measures) in vexec's kernel registry
 //! (`vexec_core::packs`). vexec binds them to the installed PostGIS and calls
 //! its C functions through fmgr a batch's rows at a time: every result and
-//! every error is PostGIS's own. Not declared: functions that read
+//! every error is PostGIS's own. The twelve 2D box operators also name
+//! vexec's native box kernel (`vexec_core::packs::gserialized`), which
+//! decides the rows whose boxes it reads exactly (stored boxes, points) and
+//! leaves the rest to PostGIS. Not declared: functions that read
 //! `spatial_ref_sys` through SPI (ST_Transform) or run SQL, and geography.
 //!
 //! Load it with `shared_preload_libraries` (before or after vexec).
@@ -14,6 +17,7 @@ use pgrx::pg_sys;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use vexec_core::pack_function as f;
+use vexec_core::packs::gserialized::BoxPredicate as B;
 use vexec_core::packs::{self, FunctionV1, PackV1};
 
 ::pgrx::pg_module_magic!(name, version);
@@ -22,19 +26,20 @@ use vexec_core::packs::{self, FunctionV1, PackV1};
 /// arguments (GEOS for the predicates) and palloc, as the registry's
 /// contract asks; their caches (prepared geometries) live in fn_extra.
 static FUNCTIONS: &[FunctionV1] = &[
-    // bounding-box operators: && ~= ~ @ << &< <<| &<| &> >> |&> |>> <-> <#>
-    f!("geometry_overlaps", "geometry,geometry", "gserialized_overlaps_2d"),
-    f!("geometry_same", "geometry,geometry", "gserialized_same_2d"),
-    f!("geometry_contains", "geometry,geometry", "gserialized_contains_2d"),
-    f!("geometry_within", "geometry,geometry", "gserialized_within_2d"),
-    f!("geometry_left", "geometry,geometry", "gserialized_left_2d"),
-    f!("geometry_overleft", "geometry,geometry", "gserialized_overleft_2d"),
-    f!("geometry_below", "geometry,geometry", "gserialized_below_2d"),
-    f!("geometry_overbelow", "geometry,geometry", "gserialized_overbelow_2d"),
-    f!("geometry_overright", "geometry,geometry", "gserialized_overright_2d"),
-    f!("geometry_right", "geometry,geometry", "gserialized_right_2d"),
-    f!("geometry_overabove", "geometry,geometry", "gserialized_overabove_2d"),
-    f!("geometry_above", "geometry,geometry", "gserialized_above_2d"),
+    // bounding-box operators: && ~= ~ @ << &< <<| &<| &> >> |&> |>> (native
+    // where the boxes can be read exactly), <-> <#>
+    f!("geometry_overlaps", "geometry,geometry", "gserialized_overlaps_2d", B::Overlaps),
+    f!("geometry_same", "geometry,geometry", "gserialized_same_2d", B::Same),
+    f!("geometry_contains", "geometry,geometry", "gserialized_contains_2d", B::Contains),
+    f!("geometry_within", "geometry,geometry", "gserialized_within_2d", B::Within),
+    f!("geometry_left", "geometry,geometry", "gserialized_left_2d", B::Left),
+    f!("geometry_overleft", "geometry,geometry", "gserialized_overleft_2d", B::Overleft),
+    f!("geometry_below", "geometry,geometry", "gserialized_below_2d", B::Below),
+    f!("geometry_overbelow", "geometry,geometry", "gserialized_overbelow_2d", B::Overbelow),
+    f!("geometry_overright", "geometry,geometry", "gserialized_overright_2d", B::Overright),
+    f!("geometry_right", "geometry,geometry", "gserialized_right_2d", B::Right),
+    f!("geometry_overabove", "geometry,geometry", "gserialized_overabove_2d", B::Overabove),
+    f!("geometry_above", "geometry,geometry", "gserialized_above_2d", B::Above),
     f!("geometry_distance_centroid", "geometry,geometry", "ST_Distance"),
     f!("geometry_distance_box", "geometry,geometry", "gserialized_distance_box_2d"),
     // predicates
@@ -82,6 +87,7 @@ static FUNCTIONS: &[FunctionV1] = &[
 ];
 
 static PACK: PackV1 = PackV1 {
+    abi: packs::PACK_ABI,
     name: c"vexec_postgis".as_ptr(),
     extension: c"postgis".as_ptr(),
     min_version: c"3.0".as_ptr(),
@@ -95,7 +101,8 @@ static PACK: PackV1 = PackV1 {
 pub extern "C-unwind" fn _PG_init() {
     // SAFETY: find_rendezvous_variable returns this process's slot for the registry, on the main
     // thread during library load; PACK is a static.
-    let registered = unsafe { packs::register(pg_sys::find_rendezvous_variable(packs::RENDEZVOUS.as_ptr()), &PACK) };
+    let registered =
+        unsafe { packs::register(pg_sys::find_rendezvous_variable(packs::RENDEZVOUS.as_ptr()), &PACK) };
     if let Err(e) = registered {
         ErrorReport::new(
             PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,

@@ -850,7 +850,7 @@ impl Compiler {
         }
         Some(Typed {
             e: VExpr::Call {
-                func: FuncRef { oid: funcid.into(), collation: collid.into() },
+                func: FuncRef { oid: funcid.into(), collation: collid.into(), native: bound.native },
                 args: vargs,
                 phys: phys_of(result).0,
             },

@@ -251,6 +251,9 @@ pub struct FuncRef {
     pub oid: u32,
     /// The collation it is called with.
     pub collation: u32,
+    /// A native kernel deciding the rows it can exactly (`packs::FunctionV1::native`;
+    /// 0: none): the others are called.
+    pub native: u32,
 }
 
 impl VExpr {

@@ -17,12 +17,21 @@
 
 use std::ffi::{c_char, CStr};
 
+pub mod gserialized;
+
 /// The rendezvous variable's name.
 pub const RENDEZVOUS: &CStr = c"vexec/kernels_v1";
 
 /// Marks a [`RegistryV1`] (and its version), so a stray pointer under the
 /// rendezvous name is refused rather than read.
 pub const REGISTRY_MAGIC: u64 = 0x7665_7865_634b_0001;
+
+/// The layout of [`PackV1`] and [`FunctionV1`]: a tag, their sizes, and a
+/// revision number bumped on any other change.
+pub const PACK_ABI: u64 = 0x564b_0000_0000_0000
+    | ((std::mem::size_of::<PackV1>() as u64) << 32)
+    | ((std::mem::size_of::<FunctionV1>() as u64) << 16)
+    | 2;
 
 /// Packs one process can hold.
 pub const MAX_PACKS: usize = 32;
@@ -43,18 +52,28 @@ pub struct FunctionV1 {
     pub args: *const c_char,
     /// `pg_proc.prosrc`: the C symbol (`halfvec_l2_distance`).
     pub symbol: *const c_char,
+    /// A native kernel of vexec's that gives this function's results
+    /// exactly for the rows it can decide (0: none; the ids are
+    /// [`gserialized::BoxPredicate`]'s); the other rows still call the
+    /// function.
+    pub native: u32,
 }
 
 /// A [`FunctionV1`] of string literals: `pack_function!("l2_distance",
 /// "halfvec,halfvec", "halfvec_l2_distance")` (SQL name, argument typnames,
 /// C symbol), for a pack's static table.
+/// A fourth argument names a native kernel (`FunctionV1::native`).
 #[macro_export]
 macro_rules! pack_function {
     ($name:literal, $args:literal, $symbol:literal) => {
+        $crate::pack_function!($name, $args, $symbol, 0)
+    };
+    ($name:literal, $args:literal, $symbol:literal, $native:expr) => {
         $crate::packs::FunctionV1 {
             name: concat!($name, "\0").as_ptr().cast(),
             args: concat!($args, "\0").as_ptr().cast(),
             symbol: concat!($symbol, "\0").as_ptr().cast(),
+            native: $native as u32,
         }
     };
 }
@@ -62,6 +81,10 @@ macro_rules! pack_function {
 /// A pack's declarations.
 #[repr(C)]
 pub struct PackV1 {
+    /// [`PACK_ABI`]: the layout of this struct and of [`FunctionV1`] the
+    /// pack was built with. vexec skips (with a warning) a pack whose
+    /// layout is not its own, rather than read it.
+    pub abi: u64,
     /// The pack (`vexec_pgvector`), as EXPLAIN names it.
     pub name: *const c_char,
     /// `pg_extension.extname` of the extension whose functions these are.
@@ -138,6 +161,7 @@ pub struct FunctionDecl {
     pub name: String,
     pub args: Vec<String>,
     pub symbol: String,
+    pub native: u32,
 }
 
 /// A pack's declarations, read out of the ABI.
@@ -176,6 +200,7 @@ pub unsafe fn registered(registry: *const std::ffi::c_void) -> Vec<Pack> {
         };
         r.packs[..r.n_packs.min(MAX_PACKS)]
             .iter()
+            .filter(|&&p| (*p).abi == PACK_ABI)
             .map(|&p| {
                 let p = &*p;
                 let decls = if p.functions.is_null() {
@@ -199,6 +224,7 @@ pub unsafe fn registered(registry: *const std::ffi::c_void) -> Vec<Pack> {
                                 .map(str::to_string)
                                 .collect(),
                             symbol: s(f.symbol),
+                            native: f.native,
                         })
                         .collect(),
                 }
@@ -221,6 +247,23 @@ pub unsafe fn registered_count(registry: *const std::ffi::c_void) -> usize {
         r.n_packs.min(MAX_PACKS)
     } else {
         0
+    }
+}
+
+/// How many registered packs were built with another layout than this
+/// crate's (skipped by [`registered`]).
+///
+/// # Safety
+/// As for [`registered`].
+pub unsafe fn mismatched(registry: *const std::ffi::c_void) -> usize {
+    // SAFETY: this function's contract.
+    unsafe {
+        let n = registered_count(registry);
+        if n == 0 {
+            return 0;
+        }
+        let r = &*(registry as *const RegistryV1);
+        r.packs[..n].iter().filter(|&&p| (*p).abi != PACK_ABI).count()
     }
 }
 
@@ -267,6 +310,8 @@ pub struct Bound {
     pub pack: usize,
     /// `name(args)` as EXPLAIN shows it.
     pub signature: String,
+    /// The declaration's native kernel (0: none).
+    pub native: u32,
 }
 
 /// Bind the declarations of `pack` (index `pack_index`) to the members of
@@ -279,15 +324,18 @@ pub fn bind(pack_index: usize, pack: &Pack, version: &str, members: &[CatalogFun
     }
     members
         .iter()
-        .filter(|f| {
-            f.c_strict_scalar
-                && f.probin.as_deref() == Some(pack.module.as_str())
-                && pack.functions.iter().any(|d| d.name == f.name && d.args == f.args && d.symbol == f.prosrc)
-        })
-        .map(|f| Bound {
-            oid: f.oid,
-            pack: pack_index,
-            signature: format!("{}({})", f.name, f.args.join(",")),
+        .filter(|f| f.c_strict_scalar && f.probin.as_deref() == Some(pack.module.as_str()))
+        .filter_map(|f| {
+            let d = pack
+                .functions
+                .iter()
+                .find(|d| d.name == f.name && d.args == f.args && d.symbol == f.prosrc)?;
+            Some(Bound {
+                oid: f.oid,
+                pack: pack_index,
+                signature: format!("{}({})", f.name, f.args.join(",")),
+                native: d.native,
+            })
         })
         .collect()
 }
@@ -307,6 +355,7 @@ mod tests {
                 name: "l2_distance".into(),
                 args: vec!["halfvec".into(), "halfvec".into()],
                 symbol: "halfvec_l2_distance".into(),
+                native: 0,
             }],
         }
     }
@@ -351,9 +400,9 @@ mod tests {
         assert!(bind(0, &p, "0.9.1", &[good]).is_empty());
     }
 
-    static DECLS: [FunctionV1; 1] =
-        [FunctionV1 { name: c"f".as_ptr(), args: c"int4,_float8".as_ptr(), symbol: c"f_c".as_ptr() }];
+    static DECLS: [FunctionV1; 1] = [crate::pack_function!("f", "int4,_float8", "f_c", 3)];
     static PACK: PackV1 = PackV1 {
+        abi: PACK_ABI,
         name: c"test_pack".as_ptr(),
         extension: c"ext".as_ptr(),
         min_version: c"1".as_ptr(),
@@ -375,11 +424,18 @@ mod tests {
             assert_eq!(registered_count(slot), 1);
             assert_eq!(packs[0].name, "test_pack");
             assert_eq!(packs[0].functions[0].args, vec!["int4", "_float8"]);
+            assert_eq!(packs[0].functions[0].native, 3);
             let mut junk = [0u64; 40];
             let mut bad: *mut std::ffi::c_void = junk.as_mut_ptr().cast();
             assert_eq!(register(&mut bad, &PACK), Err(RegisterError::NotARegistry));
             assert!(registered(bad).is_empty());
             assert_eq!(registered_count(bad), 0);
+            // A pack built with another layout is skipped, not read.
+            static OLD: PackV1 = PackV1 { abi: PACK_ABI - 1, ..PACK };
+            register(&mut slot, &OLD).unwrap();
+            assert_eq!(registered_count(slot), 2);
+            assert_eq!(registered(slot).len(), 1);
+            assert_eq!(mismatched(slot), 1);
             drop(Box::from_raw(slot as *mut RegistryV1));
         }
     }

@@ -1,0 +1,301 @@
+//! Native kernels for PostGIS's 2D bounding-box operators (`&&`, `@`, `~`,
+//! `~=`, `<<`, `&<`, `>>`, `&>`, `<<|`, `&<|`, `|>>`, `|&>` on geometry).
+//!
+//! PostGIS decides them on BOX2DF, a box of four floats, which it takes from
+//! the serialized geometry (GSERIALIZED version 2, PostGIS 3): the box
+//! stored in the serialization when there is one, else one computed from
+//! the coordinates, each rounded outwards to a float. This module reads the
+//! two forms that need no geometry library to be exact: a stored box, and a
+//! non-empty 2D/3D/4D point (its box is the point, rounded outwards the way
+//! PostGIS's `next_float_down`/`next_float_up` do). Anything else (version
+//! 1 serializations, extended flags, empty or other geometries without a
+//! stored box, a buffer of the wrong size) is [`None`]: the caller calls
+//! PostGIS's own function for that row.
+
+/// A native kernel a pack may name for a declared function (`FunctionV1`'s
+/// `native`); 0 means none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum BoxPredicate {
+    Overlaps = 1,
+    Contains = 2,
+    Within = 3,
+    Same = 4,
+    Left = 5,
+    Overleft = 6,
+    Right = 7,
+    Overright = 8,
+    Below = 9,
+    Overbelow = 10,
+    Above = 11,
+    Overabove = 12,
+}
+
+impl BoxPredicate {
+    pub fn from_id(id: u32) -> Option<BoxPredicate> {
+        use BoxPredicate::*;
+        [
+            Overlaps, Contains, Within, Same, Left, Overleft, Right, Overright, Below, Overbelow, Above,
+            Overabove,
+        ]
+        .into_iter()
+        .find(|p| *p as u32 == id)
+    }
+
+    /// PostGIS's predicate on two boxes (`box2df_overlaps` and friends):
+    /// an empty box (NaN xmin) is in no relation but containment, where
+    /// everything but EMPTY contains EMPTY.
+    pub fn test(self, a: &Box2df, b: &Box2df) -> bool {
+        use BoxPredicate::*;
+        let (ea, eb) = (a.is_empty(), b.is_empty());
+        match self {
+            Contains => {
+                (eb && !ea) || !(a.xmin > b.xmin || a.xmax < b.xmax || a.ymin > b.ymin || a.ymax < b.ymax)
+            }
+            Within => {
+                (ea && !eb) || !(a.xmin < b.xmin || a.xmax > b.xmax || a.ymin < b.ymin || a.ymax > b.ymax)
+            }
+            Same => {
+                (ea && eb)
+                    || (!ea
+                        && !eb
+                        && a.xmin == b.xmin
+                        && a.xmax == b.xmax
+                        && a.ymin == b.ymin
+                        && a.ymax == b.ymax)
+            }
+            _ if ea || eb => false,
+            Overlaps => !(a.xmin > b.xmax || b.xmin > a.xmax || a.ymin > b.ymax || b.ymin > a.ymax),
+            Left => a.xmax < b.xmin,
+            Overleft => a.xmax <= b.xmax,
+            Right => a.xmin > b.xmax,
+            Overright => a.xmin >= b.xmin,
+            Below => a.ymax < b.ymin,
+            Overbelow => a.ymax <= b.ymax,
+            Above => a.ymin > b.ymax,
+            Overabove => a.ymin >= b.ymin,
+        }
+    }
+}
+
+/// PostGIS's BOX2DF.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Box2df {
+    pub xmin: f32,
+    pub xmax: f32,
+    pub ymin: f32,
+    pub ymax: f32,
+}
+
+impl Box2df {
+    fn is_empty(&self) -> bool {
+        self.xmin.is_nan()
+    }
+}
+
+// GSERIALIZED v2 flags (the byte after the 3-byte SRID).
+const FLAG_Z: u8 = 0x01;
+const FLAG_M: u8 = 0x02;
+const FLAG_BBOX: u8 = 0x04;
+const FLAG_GEODETIC: u8 = 0x08;
+const FLAG_EXTENDED: u8 = 0x10;
+const FLAG_VERSION: u8 = 0x40;
+const POINT_TYPE: u32 = 1;
+
+/// The next float towards -infinity from `r` (C's `nextafterf(r, -FLT_MAX)`
+/// for a finite `r`; NaN stays NaN).
+fn next_down(r: f32) -> f32 {
+    if r.is_nan() {
+        r
+    } else if r == 0.0 {
+        -f32::from_bits(1)
+    } else if r > 0.0 {
+        f32::from_bits(r.to_bits() - 1)
+    } else {
+        f32::from_bits(r.to_bits() + 1)
+    }
+}
+
+fn next_up(r: f32) -> f32 {
+    -next_down(-r)
+}
+
+/// PostGIS's `next_float_down`: the largest float not above `d`.
+pub fn next_float_down(d: f64) -> f32 {
+    if d > f32::MAX as f64 {
+        return f32::MAX;
+    }
+    if d <= -f32::MAX as f64 {
+        return -f32::MAX;
+    }
+    let r = d as f32;
+    if (r as f64) <= d {
+        r
+    } else {
+        next_down(r)
+    }
+}
+
+/// PostGIS's `next_float_up`: the smallest float not below `d`.
+pub fn next_float_up(d: f64) -> f32 {
+    if d >= f32::MAX as f64 {
+        return f32::MAX;
+    }
+    if d < -f32::MAX as f64 {
+        return -f32::MAX;
+    }
+    let r = d as f32;
+    if (r as f64) >= d {
+        r
+    } else {
+        next_up(r)
+    }
+}
+
+fn f32_at(b: &[u8], at: usize) -> Option<f32> {
+    Some(f32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+fn f64_at(b: &[u8], at: usize) -> Option<f64> {
+    Some(f64::from_ne_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// The BOX2DF PostGIS takes for a geometry, from its serialization without
+/// the varlena header (`payload`: 3 bytes of SRID, the flags, then the
+/// rest), when it can be read exactly without PostGIS; None otherwise.
+pub fn box2df(payload: &[u8]) -> Option<Box2df> {
+    let flags = *payload.get(3)?;
+    if flags & FLAG_VERSION == 0 || flags & FLAG_EXTENDED != 0 {
+        return None;
+    }
+    // Offsets below are from the payload's start (the serialization's 4).
+    if flags & FLAG_BBOX != 0 {
+        let ndims = if flags & FLAG_GEODETIC != 0 {
+            3
+        } else {
+            2 + (flags & FLAG_Z != 0) as usize + (flags & FLAG_M != 0) as usize
+        };
+        // The box must be there in full, as PostGIS checks.
+        if payload.len() < 4 + 2 * ndims * 4 {
+            return None;
+        }
+        return Some(Box2df {
+            xmin: f32_at(payload, 4)?,
+            xmax: f32_at(payload, 8)?,
+            ymin: f32_at(payload, 12)?,
+            ymax: f32_at(payload, 16)?,
+        });
+    }
+    if flags & FLAG_GEODETIC != 0 {
+        return None;
+    }
+    // A point: <type><npoints> then its coordinates, nothing after them.
+    let ndims = 2 + (flags & FLAG_Z != 0) as usize + (flags & FLAG_M != 0) as usize;
+    if u32_at(payload, 4)? != POINT_TYPE || u32_at(payload, 8)? != 1 || payload.len() != 12 + 8 * ndims {
+        return None;
+    }
+    let (x, y) = (f64_at(payload, 12)?, f64_at(payload, 20)?);
+    Some(Box2df {
+        xmin: next_float_down(x),
+        xmax: next_float_up(x),
+        ymin: next_float_down(y),
+        ymax: next_float_up(y),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A v2 point's payload (after the varlena header).
+    fn point(x: f64, y: f64, z: Option<f64>) -> Vec<u8> {
+        let mut v = vec![0, 0, 0, FLAG_VERSION | if z.is_some() { FLAG_Z } else { 0 }];
+        v.extend_from_slice(&POINT_TYPE.to_ne_bytes());
+        v.extend_from_slice(&1u32.to_ne_bytes());
+        for c in [Some(x), Some(y), z].into_iter().flatten() {
+            v.extend_from_slice(&c.to_ne_bytes());
+        }
+        v
+    }
+
+    fn boxed(b: [f32; 4], rest: &[u8]) -> Vec<u8> {
+        let mut v = vec![0x10, 0x0f, 0, FLAG_VERSION | FLAG_BBOX];
+        b.iter().for_each(|f| v.extend_from_slice(&f.to_ne_bytes()));
+        v.extend_from_slice(rest);
+        v
+    }
+
+    #[test]
+    fn float_rounding_is_outwards_and_exact_on_floats() {
+        for d in [0.1f64, -0.1, 1.0 / 3.0, 1e-45, -1e-45, 123456.789, 0.0, -0.0, 3.4e38, -3.4e38] {
+            let (lo, hi) = (next_float_down(d), next_float_up(d));
+            assert!((lo as f64) <= d && (hi as f64) >= d, "{d}");
+            // Tight: the next float past each bound is on the other side.
+            if lo > -f32::MAX {
+                assert!((next_up(lo) as f64) > d || lo as f64 == d);
+            }
+        }
+        assert_eq!(next_float_down(0.5), 0.5);
+        assert_eq!(next_float_up(0.5), 0.5);
+        assert_eq!(next_float_down(1e300), f32::MAX);
+        assert_eq!(next_float_up(-1e300), -f32::MAX);
+        assert!(next_float_down(f64::NAN).is_nan());
+        assert_eq!(next_down(0.0), -f32::from_bits(1));
+        assert_eq!(next_up(-f32::from_bits(1)), -0.0);
+    }
+
+    #[test]
+    fn reads_points_and_stored_boxes_only() {
+        let p = box2df(&point(0.1, 2.0, None)).unwrap();
+        assert_eq!((p.xmin, p.xmax, p.ymin, p.ymax), (next_float_down(0.1), next_float_up(0.1), 2.0, 2.0));
+        assert!(p.xmin < p.xmax);
+        assert!(box2df(&point(1.0, 2.0, Some(3.0))).is_some());
+        let stored = box2df(&boxed([1.0, 2.0, 3.0, 4.0], &[0; 8])).unwrap();
+        assert_eq!((stored.xmin, stored.ymax), (1.0, 4.0));
+        // Version 1, extended flags, empty points, truncated or longer
+        // buffers, other types without a box: PostGIS's business.
+        let mut v1 = point(1.0, 2.0, None);
+        v1[3] &= !FLAG_VERSION;
+        assert!(box2df(&v1).is_none());
+        let mut ext = point(1.0, 2.0, None);
+        ext[3] |= FLAG_EXTENDED;
+        assert!(box2df(&ext).is_none());
+        let mut empty = point(1.0, 2.0, None);
+        empty[8] = 0;
+        empty.truncate(12);
+        assert!(box2df(&empty).is_none());
+        let p = point(1.0, 2.0, None);
+        assert!(box2df(&p[..p.len() - 1]).is_none());
+        assert!(box2df(&[p.clone(), vec![0]].concat()).is_none());
+        let mut line = point(1.0, 2.0, None);
+        line[4] = 2;
+        assert!(box2df(&line).is_none());
+        assert!(box2df(&boxed([1.0, 2.0, 3.0, 4.0], &[])[..18]).is_none());
+    }
+
+    #[test]
+    fn predicates_follow_postgis_on_empty_boxes() {
+        let b = |xmin, xmax, ymin, ymax| Box2df { xmin, xmax, ymin, ymax };
+        let (a, c, e) =
+            (b(0.0, 2.0, 0.0, 2.0), b(1.0, 1.5, 1.0, 1.5), b(f32::NAN, f32::NAN, f32::NAN, f32::NAN));
+        use BoxPredicate::*;
+        assert!(
+            Overlaps.test(&a, &c) && Contains.test(&a, &c) && Within.test(&c, &a) && !Within.test(&a, &c)
+        );
+        assert!(!Overlaps.test(&a, &e) && Contains.test(&a, &e) && Within.test(&e, &a));
+        // PostGIS compares an empty box's NaNs like any floats: no
+        // comparison is true, so the containment tests do not fail.
+        assert!(Contains.test(&e, &e) && Contains.test(&e, &a) && Within.test(&a, &e));
+        assert!(Same.test(&e, &e) && !Same.test(&a, &e) && Same.test(&a, &a));
+        assert!(Left.test(&b(0.0, 1.0, 0.0, 1.0), &b(2.0, 3.0, 0.0, 1.0)) && !Left.test(&a, &e));
+        assert!(Overabove.test(&c, &a) && !Above.test(&c, &a));
+        for id in 1..=12 {
+            assert_eq!(BoxPredicate::from_id(id).map(|p| p as u32), Some(id));
+        }
+        assert!(BoxPredicate::from_id(0).is_none() && BoxPredicate::from_id(13).is_none());
+    }
+}
