@@ -45,6 +45,7 @@ impl BoxPredicate {
     /// PostGIS's predicate on two boxes (`box2df_overlaps` and friends):
     /// an empty box (NaN xmin) is in no relation but containment, where
     /// everything but EMPTY contains EMPTY.
+    #[inline]
     pub fn test(self, a: &Box2df, b: &Box2df) -> bool {
         use BoxPredicate::*;
         let (ea, eb) = (a.is_empty(), b.is_empty());
@@ -104,6 +105,7 @@ const POINT_TYPE: u32 = 1;
 
 /// The next float towards -infinity from `r` (C's `nextafterf(r, -FLT_MAX)`
 /// for a finite `r`; NaN stays NaN).
+#[inline]
 fn next_down(r: f32) -> f32 {
     if r.is_nan() {
         r
@@ -116,11 +118,13 @@ fn next_down(r: f32) -> f32 {
     }
 }
 
+#[inline]
 fn next_up(r: f32) -> f32 {
     -next_down(-r)
 }
 
 /// PostGIS's `next_float_down`: the largest float not above `d`.
+#[inline]
 pub fn next_float_down(d: f64) -> f32 {
     if d > f32::MAX as f64 {
         return f32::MAX;
@@ -137,6 +141,7 @@ pub fn next_float_down(d: f64) -> f32 {
 }
 
 /// PostGIS's `next_float_up`: the smallest float not below `d`.
+#[inline]
 pub fn next_float_up(d: f64) -> f32 {
     if d >= f32::MAX as f64 {
         return f32::MAX;
@@ -167,6 +172,7 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 /// The BOX2DF PostGIS takes for a geometry, from its serialization without
 /// the varlena header (`payload`: 3 bytes of SRID, the flags, then the
 /// rest), when it can be read exactly without PostGIS; None otherwise.
+#[inline]
 pub fn box2df(payload: &[u8]) -> Option<Box2df> {
     let flags = *payload.get(3)?;
     if flags & FLAG_VERSION == 0 || flags & FLAG_EXTENDED != 0 {
