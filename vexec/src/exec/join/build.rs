@@ -342,6 +342,7 @@ impl JoinState {
                     self.source = ProbeSource::Child;
                 }
                 Some(inner_files) => {
+                    self.stats.partitioned = true;
                     // Partition the outer input too, then join file pair by pair.
                     let mut outer_files: Vec<SpillFile> = (0..FANOUT).map(|_| self.new_file()).collect();
                     loop {

@@ -69,7 +69,9 @@ pub(super) unsafe fn explain(
             int(c"Build Rows", None, st.stats.build_rows);
             int(c"Probe Batches", None, st.stats.probe_batches);
             int(c"Peak Memory", Some(c"kB"), st.stats.peak_memory.div_ceil(1024) as u64);
-            if st.stats.partitions > 0 {
+            // (A parallel participant that partitioned its build may have
+            // had no outer row to join in any partition: it shows 0.)
+            if st.stats.partitions > 0 || st.stats.partitioned {
                 int(c"Partitions", None, st.stats.partitions);
                 int(c"Spilled Rows", None, st.stats.spilled_rows);
                 int(c"Spilled", Some(c"kB"), st.stats.spilled_bytes.div_ceil(1024));

@@ -208,6 +208,12 @@ struct Stats {
     build_rows: u64,
     probe_batches: u64,
     probe_rows: u64,
+    /// The build outgrew hash_mem and went to partition files (in a shared
+    /// build, every process does: it holds the whole inner side).
+    partitioned: bool,
+    /// Partition pairs this process joined (those with rows on the side
+    /// that can produce output; a process that read no outer row of a
+    /// partition has none to join).
     partitions: u64,
     spilled_rows: u64,
     spilled_bytes: u64,
