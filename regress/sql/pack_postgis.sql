@@ -39,7 +39,8 @@ INSERT INTO edges VALUES
   (9, 'POINT(0.1 0.2 0.3)'), (10, 'POINT ZM (0.1 0.2 0.3 0.4)'), (11, 'POINT EMPTY'), (12, 'LINESTRING(0.1 0.1, 0.3 0.3)'),
   (13, 'POLYGON((0.1 0.1, 0.1 0.3, 0.3 0.3, 0.3 0.1, 0.1 0.1))'), (14, 'GEOMETRYCOLLECTION EMPTY'),
   (15, 'MULTIPOINT((0.1 0.1), (0.2 0.2))'), (16, 'POINT(0.2 0.30000001)'), (17, NULL), (18, 'POINT(16777217 0.1)'),
-  (19, ST_MakePoint('-Infinity', '-Infinity')), (20, 'SRID=4326;POINT(0.1 0.1)');
+  (19, ST_MakePoint('-Infinity', '-Infinity')), (20, 'SRID=4326;POINT(0.1 0.1)'), (21, 'POINT(3 4)'),
+  (22, 'POINT(3.1 4.1)');
 INSERT INTO edges SELECT 100 + i, ST_MakePoint(i / 7.0, i / 3.0) FROM generate_series(-50, 50) i;
 SELECT c AS constant, split_part(pack_same(format($$SELECT id, geom && %1$L, geom @ %1$L, geom ~ %1$L, geom ~= %1$L,
     geom << %1$L, geom &< %1$L, geom >> %1$L, geom &> %1$L, geom <<| %1$L, geom &<| %1$L, geom |>> %1$L, geom |&> %1$L
@@ -49,6 +50,19 @@ SELECT c AS constant, split_part(pack_same(format($$SELECT id, geom && %1$L, geo
                ('LINESTRING(0.1 0.1, 0.3 0.3)'), ('POINT(16777217 0.1)')) v(c);
 SET vexec.mode = force;
 EXPLAIN (VERBOSE, COSTS OFF) SELECT count(*) FROM edges WHERE geom && 'POINT(1 1)';
+RESET vexec.mode;
+-- ST_DWithin of two points is decided natively where the distance is
+-- clearly on one side of the tolerance; at the boundary (3-4-5 triangles,
+-- equal points at 0), and for anything else, by PostGIS (errors included:
+-- a negative tolerance, mixed SRIDs).
+SELECT c AS constant, t AS tolerance, split_part(pack_same(format($$SELECT id, ST_DWithin(geom, %L, %s) FROM edges WHERE id <> 20$$,
+    c::geometry, t)), ' | ', 1) AS off_vs_force
+  FROM (VALUES ('POINT(0.1 0.1)'), ('POINT(3.1 4.1)'), ('POINT(0 0)'), ('POINT(1e-40 0)'), ('POINT(0.1 0.2 9)'),
+               ('POLYGON((0.1 0.1, 0.1 0.3, 0.3 0.3, 0.3 0.1, 0.1 0.1))'), ('POINT EMPTY'), ('SRID=4326;POINT(0 0)')) v(c),
+       (VALUES ('0'), ('5'), ('0.1'), ('1e-300'), ($$'NaN'$$), ($$'Infinity'$$), ('-1')) w(t)
+  ORDER BY 1, 2;
+SET vexec.mode = force;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT count(*) FROM edges WHERE ST_DWithin(geom, 'POINT(1 1)', 2);
 RESET vexec.mode;
 
 -- Predicates and distances (GEOS).

@@ -31,10 +31,15 @@ pub struct BoundFn {
 }
 
 impl BoundFn {
-    /// `pack: name(args)`, as EXPLAIN (VERBOSE) shows it (`[native box]`
-    /// when vexec's box kernel decides the rows it can).
+    /// `pack: name(args)`, as EXPLAIN (VERBOSE) shows it (`[native ...]`
+    /// when a native kernel of vexec's decides the rows it can).
     pub fn label(&self) -> String {
-        let native = if self.native != 0 { " [native box]" } else { "" };
+        use vexec_core::packs::gserialized::Native;
+        let native = match Native::from_id(self.native) {
+            Some(Native::Box(_)) => " [native box]",
+            Some(Native::DWithinPoints) => " [native points]",
+            None => "",
+        };
         format!("{}: {}{native}", self.pack, self.signature)
     }
 }

@@ -8,7 +8,8 @@
 //! every error is PostGIS's own. The twelve 2D box operators also name
 //! vexec's native box kernel (`vexec_core::packs::gserialized`), which
 //! decides the rows whose boxes it reads exactly (stored boxes, points) and
-//! leaves the rest to PostGIS. Not declared: functions that read
+//! leaves the rest to PostGIS; ST_DWithin names the native kernel for two
+//! points whose distance is clearly on one side of the tolerance. Not declared: functions that read
 //! `spatial_ref_sys` through SPI (ST_Transform) or run SQL, and geography.
 //!
 //! Load it with `shared_preload_libraries` (before or after vexec).
@@ -17,7 +18,7 @@ use pgrx::pg_sys;
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use vexec_core::pack_function as f;
-use vexec_core::packs::gserialized::BoxPredicate as B;
+use vexec_core::packs::gserialized::{self, BoxPredicate as B};
 use vexec_core::packs::{self, FunctionV1, PackV1};
 
 ::pgrx::pg_module_magic!(name, version);
@@ -51,7 +52,7 @@ static FUNCTIONS: &[FunctionV1] = &[
     f!("st_touches", "geometry,geometry", "touches"),
     f!("st_disjoint", "geometry,geometry", "disjoint"),
     f!("st_equals", "geometry,geometry", "ST_Equals"),
-    f!("st_dwithin", "geometry,geometry,float8", "LWGEOM_dwithin"),
+    f!("st_dwithin", "geometry,geometry,float8", "LWGEOM_dwithin", gserialized::DWITHIN_POINTS),
     f!("st_dfullywithin", "geometry,geometry,float8", "LWGEOM_dfullywithin"),
     // measures
     f!("st_distance", "geometry,geometry", "ST_Distance"),

@@ -247,31 +247,8 @@ fn compute(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kerne
             let mut results = vec![None; len];
             // A native kernel decides the rows it can; the host calls the
             // function for the others.
-            if let Some(pred) = crate::packs::gserialized::BoxPredicate::from_id(func.native) {
-                if let [a, b] = &mut args[..] {
-                    let all = Bitmap::all_valid(len);
-                    ctx.host.detoast(a, &all, &rows);
-                    ctx.host.detoast(b, &all, &rows);
-                    let (a, b) = (&args[0], &args[1]);
-                    // A constant argument is one pointer: its box is read once.
-                    let mut last = [(0usize, None), (0usize, None)];
-                    let mut box_of = |side: usize, d: usize| {
-                        if last[side].0 != d {
-                            // SAFETY: EvalCtx::new's contract: the arguments are varlenas, made
-                            // plain just above.
-                            let payload = unsafe { varlena::bytes(d as *const u8) };
-                            last[side] = (d, crate::packs::gserialized::box2df(payload));
-                        }
-                        last[side].1
-                    };
-                    rows.retain(|&r| match (box_of(0, a[r as usize]), box_of(1, b[r as usize])) {
-                        (Some(x), Some(y)) => {
-                            results[r as usize] = Some(pred.test(&x, &y) as usize);
-                            false
-                        }
-                        _ => true,
-                    });
-                }
+            if let Some(native) = crate::packs::gserialized::Native::from_id(func.native) {
+                native_rows(native, &mut args, &mut rows, &mut results, ctx.host, len);
             }
             if !rows.is_empty() {
                 ctx.host.call(*func, &args, &rows, &mut results)?;
@@ -288,6 +265,67 @@ fn compute(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kerne
             out
         }
     })
+}
+
+/// A pack's native kernel (`crate::packs::gserialized`) over the rows of
+/// `rows`: each row it decides gets its result in `results` and leaves
+/// `rows`; the rest stay for the extension's own function. The geometry
+/// arguments are detoasted first (in the host's current memory context).
+fn native_rows(
+    native: crate::packs::gserialized::Native,
+    args: &mut [Vec<usize>],
+    rows: &mut Vec<RowIdx>,
+    results: &mut [Option<usize>],
+    host: &mut dyn super::Host,
+    len: usize,
+) {
+    use crate::packs::gserialized::{box2df, dwithin_points, point, Native};
+    let all = Bitmap::all_valid(len);
+    match (native, &mut args[..]) {
+        (Native::Box(pred), [a, b]) => {
+            host.detoast(a, &all, rows);
+            host.detoast(b, &all, rows);
+            // A constant argument is one pointer: its box is read once.
+            let mut last = [(0usize, None), (0usize, None)];
+            let mut box_of = |side: usize, d: usize| {
+                if last[side].0 != d {
+                    // SAFETY: EvalCtx::new's contract: the arguments are varlenas, made plain
+                    // just above.
+                    last[side] = (d, box2df(unsafe { varlena::bytes(d as *const u8) }));
+                }
+                last[side].1
+            };
+            rows.retain(|&r| match (box_of(0, a[r as usize]), box_of(1, b[r as usize])) {
+                (Some(x), Some(y)) => {
+                    results[r as usize] = Some(pred.test(&x, &y) as usize);
+                    false
+                }
+                _ => true,
+            });
+        }
+        (Native::DWithinPoints, [a, b, tolerance]) => {
+            host.detoast(a, &all, rows);
+            host.detoast(b, &all, rows);
+            let mut last = [(0usize, None), (0usize, None)];
+            let mut point_of = |side: usize, d: usize| {
+                if last[side].0 != d {
+                    // SAFETY: as above.
+                    last[side] = (d, point(unsafe { varlena::bytes(d as *const u8) }));
+                }
+                last[side].1
+            };
+            rows.retain(|&r| {
+                let i = r as usize;
+                let decided = match (point_of(0, a[i]), point_of(1, b[i])) {
+                    (Some(p), Some(q)) => dwithin_points(p, q, f64::from_bits(tolerance[i] as u64)),
+                    _ => None,
+                };
+                results[i] = decided.map(|t| t as usize);
+                decided.is_none()
+            });
+        }
+        _ => {}
+    }
 }
 
 /// Keep the rows of `sel` where the boolean expression `e` is true (a qual:

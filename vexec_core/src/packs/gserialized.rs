@@ -1,5 +1,7 @@
 //! Native kernels for PostGIS's 2D bounding-box operators (`&&`, `@`, `~`,
-//! `~=`, `<<`, `&<`, `>>`, `&>`, `<<|`, `&<|`, `|>>`, `|&>` on geometry).
+//! `~=`, `<<`, `&<`, `>>`, `&>`, `<<|`, `&<|`, `|>>`, `|&>` on geometry), and
+//! for `ST_DWithin` of two points where the distance is clearly on one side
+//! of the tolerance ([`dwithin_points`]).
 //!
 //! PostGIS decides them on BOX2DF, a box of four floats, which it takes from
 //! the serialized geometry (GSERIALIZED version 2, PostGIS 3): the box
@@ -12,8 +14,28 @@
 //! stored box, a buffer of the wrong size) is [`None`]: the caller calls
 //! PostGIS's own function for that row.
 
-/// A native kernel a pack may name for a declared function (`FunctionV1`'s
-/// `native`); 0 means none.
+/// The native kernels a pack may name for a declared function
+/// (`FunctionV1`'s `native`; 0 means none): a box predicate (1 to 12) or
+/// [`DWITHIN_POINTS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Native {
+    Box(BoxPredicate),
+    DWithinPoints,
+}
+
+/// `ST_DWithin(geometry, geometry, float8)` on two points.
+pub const DWITHIN_POINTS: u32 = 13;
+
+impl Native {
+    pub fn from_id(id: u32) -> Option<Native> {
+        if id == DWITHIN_POINTS {
+            return Some(Native::DWithinPoints);
+        }
+        BoxPredicate::from_id(id).map(Native::Box)
+    }
+}
+
+/// A box predicate's id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum BoxPredicate {
@@ -169,6 +191,52 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
+/// A non-empty point's SRID bytes and (x, y), from its serialization (as
+/// [`box2df`] takes it), when it is a plain version 2 point without a stored
+/// box; None otherwise.
+#[inline]
+pub fn point(payload: &[u8]) -> Option<([u8; 3], f64, f64)> {
+    let flags = *payload.get(3)?;
+    if flags & (FLAG_VERSION | FLAG_EXTENDED | FLAG_BBOX | FLAG_GEODETIC) != FLAG_VERSION {
+        return None;
+    }
+    let ndims = 2 + (flags & FLAG_Z != 0) as usize + (flags & FLAG_M != 0) as usize;
+    if u32_at(payload, 4)? != POINT_TYPE || u32_at(payload, 8)? != 1 || payload.len() != 12 + 8 * ndims {
+        return None;
+    }
+    Some(([payload[0], payload[1], payload[2]], f64_at(payload, 12)?, f64_at(payload, 20)?))
+}
+
+/// `ST_DWithin(a, b, tolerance)` for two points (from [`point`]), when the
+/// answer does not depend on how the distance is rounded: PostGIS computes
+/// `sqrt(dx * dx + dy * dy)` and answers `tolerance >= distance` (after
+/// raising for a negative tolerance or mixed SRIDs, and capping the
+/// distance at FLT_MAX). Both that and this are within a few ulps of the
+/// true distance, whatever the compiler contracted into fused
+/// multiply-adds, so a distance farther than 1e-12 (relative) from the
+/// tolerance decides the same way; nearer, or anything unusual (mixed
+/// SRIDs, a negative or NaN tolerance, non-finite or huge values), is None
+/// and PostGIS decides.
+#[inline]
+pub fn dwithin_points(a: ([u8; 3], f64, f64), b: ([u8; 3], f64, f64), tolerance: f64) -> Option<bool> {
+    if a.0 != b.0 || !(tolerance >= 0.0) || !tolerance.is_finite() {
+        return None;
+    }
+    let (h, v) = (b.1 - a.1, b.2 - a.2);
+    let d = (h * h + v * v).sqrt();
+    if !d.is_finite() || d >= 1e37 {
+        return None;
+    }
+    let margin = 1e-12 * d.max(tolerance) + 1e-280;
+    if d < tolerance - margin {
+        Some(true)
+    } else if d > tolerance + margin {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 /// The BOX2DF PostGIS takes for a geometry, from its serialization without
 /// the varlena header (`payload`: 3 bytes of SRID, the flags, then the
 /// rest), when it can be read exactly without PostGIS; None otherwise.
@@ -218,7 +286,7 @@ mod tests {
     use super::*;
 
     /// A v2 point's payload (after the varlena header).
-    fn point(x: f64, y: f64, z: Option<f64>) -> Vec<u8> {
+    fn point_bytes(x: f64, y: f64, z: Option<f64>) -> Vec<u8> {
         let mut v = vec![0, 0, 0, FLAG_VERSION | if z.is_some() { FLAG_Z } else { 0 }];
         v.extend_from_slice(&POINT_TYPE.to_ne_bytes());
         v.extend_from_slice(&1u32.to_ne_bytes());
@@ -256,31 +324,64 @@ mod tests {
 
     #[test]
     fn reads_points_and_stored_boxes_only() {
-        let p = box2df(&point(0.1, 2.0, None)).unwrap();
+        let p = box2df(&point_bytes(0.1, 2.0, None)).unwrap();
         assert_eq!((p.xmin, p.xmax, p.ymin, p.ymax), (next_float_down(0.1), next_float_up(0.1), 2.0, 2.0));
         assert!(p.xmin < p.xmax);
-        assert!(box2df(&point(1.0, 2.0, Some(3.0))).is_some());
+        assert!(box2df(&point_bytes(1.0, 2.0, Some(3.0))).is_some());
         let stored = box2df(&boxed([1.0, 2.0, 3.0, 4.0], &[0; 8])).unwrap();
         assert_eq!((stored.xmin, stored.ymax), (1.0, 4.0));
         // Version 1, extended flags, empty points, truncated or longer
         // buffers, other types without a box: PostGIS's business.
-        let mut v1 = point(1.0, 2.0, None);
+        let mut v1 = point_bytes(1.0, 2.0, None);
         v1[3] &= !FLAG_VERSION;
         assert!(box2df(&v1).is_none());
-        let mut ext = point(1.0, 2.0, None);
+        let mut ext = point_bytes(1.0, 2.0, None);
         ext[3] |= FLAG_EXTENDED;
         assert!(box2df(&ext).is_none());
-        let mut empty = point(1.0, 2.0, None);
+        let mut empty = point_bytes(1.0, 2.0, None);
         empty[8] = 0;
         empty.truncate(12);
         assert!(box2df(&empty).is_none());
-        let p = point(1.0, 2.0, None);
+        let p = point_bytes(1.0, 2.0, None);
         assert!(box2df(&p[..p.len() - 1]).is_none());
         assert!(box2df(&[p.clone(), vec![0]].concat()).is_none());
-        let mut line = point(1.0, 2.0, None);
+        let mut line = point_bytes(1.0, 2.0, None);
         line[4] = 2;
         assert!(box2df(&line).is_none());
         assert!(box2df(&boxed([1.0, 2.0, 3.0, 4.0], &[])[..18]).is_none());
+    }
+
+    #[test]
+    fn dwithin_decides_only_clear_cases() {
+        let p = |x: f64, y: f64| point(&point_payload(x, y)).unwrap();
+        assert_eq!(dwithin_points(p(0.0, 0.0), p(3.0, 4.0), 5.1), Some(true));
+        assert_eq!(dwithin_points(p(0.0, 0.0), p(3.0, 4.0), 4.9), Some(false));
+        // On the boundary, PostGIS's own arithmetic decides.
+        assert_eq!(dwithin_points(p(0.0, 0.0), p(3.0, 4.0), 5.0), None);
+        assert_eq!(dwithin_points(p(0.1, 0.2), p(0.1, 0.2), 0.0), None);
+        assert_eq!(dwithin_points(p(0.1, 0.2), p(0.1, 0.2), 1.0), Some(true));
+        // Negative, NaN or infinite tolerances, huge or non-finite
+        // coordinates, mixed SRIDs: PostGIS's (errors included).
+        assert_eq!(dwithin_points(p(0.0, 0.0), p(1.0, 1.0), -1.0), None);
+        assert_eq!(dwithin_points(p(0.0, 0.0), p(1.0, 1.0), f64::NAN), None);
+        assert_eq!(dwithin_points(p(0.0, 0.0), p(1.0, 1.0), f64::INFINITY), None);
+        assert_eq!(dwithin_points(p(0.0, 0.0), p(1e300, 1.0), 1.0), None);
+        assert_eq!(dwithin_points(p(f64::NAN, 0.0), p(1.0, 1.0), 1.0), None);
+        let mut srid = p(0.0, 0.0);
+        srid.0 = [0, 0x10, 0xe6];
+        assert_eq!(dwithin_points(srid, p(0.0, 0.0), 1.0), None);
+        // Only plain v2 points are read.
+        let mut z = point_payload(1.0, 2.0);
+        z[3] |= FLAG_BBOX;
+        assert!(point(&z).is_none());
+        assert!(point(&point_bytes(1.0, 2.0, Some(3.0))).is_some());
+        assert_eq!(Native::from_id(DWITHIN_POINTS), Some(Native::DWithinPoints));
+        assert_eq!(Native::from_id(1), Some(Native::Box(BoxPredicate::Overlaps)));
+        assert_eq!(Native::from_id(14), None);
+    }
+
+    fn point_payload(x: f64, y: f64) -> Vec<u8> {
+        point_bytes(x, y, None)
     }
 
     #[test]
