@@ -11,9 +11,6 @@
 //!
 //! Load it with `shared_preload_libraries` (before or after vexec).
 
-use pgrx::pg_sys;
-use pgrx::pg_sys::panic::ErrorReport;
-use pgrx::prelude::*;
 use vexec_core::packs::{self, FunctionV1, PackV1};
 
 ::pgrx::pg_module_magic!(name, version);
@@ -128,18 +125,4 @@ static PACK: PackV1 = PackV1 {
     n_functions: FUNCTIONS.len(),
 };
 
-#[pg_guard]
-pub extern "C-unwind" fn _PG_init() {
-    // SAFETY: find_rendezvous_variable returns this process's slot for the registry, on the main
-    // thread during library load; PACK is a static.
-    let registered =
-        unsafe { packs::register(pg_sys::find_rendezvous_variable(packs::RENDEZVOUS.as_ptr()), &PACK) };
-    if let Err(e) = registered {
-        ErrorReport::new(
-            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            format!("vexec_pgvector could not register its kernel pack: {e:?}"),
-            "_PG_init",
-        )
-        .report(PgLogLevel::WARNING);
-    }
-}
+vexec_core::pack_pg_init!(PACK);

@@ -818,7 +818,6 @@ impl Compiler {
         }
     }
 
-    /// `x = ANY(const array)` and `x <> ALL(const array)`.
     /// A function a kernel pack declares (`crate::packs`), called through
     /// fmgr a batch's rows at a time: its results are its own.
     unsafe fn pack_call(
@@ -858,6 +857,7 @@ impl Compiler {
         })
     }
 
+    /// `x = ANY(const array)` and `x <> ALL(const array)`.
     unsafe fn in_set(&mut self, s: *mut pg_sys::ScalarArrayOpExpr) -> Option<Typed> {
         // SAFETY: s is a live ScalarArrayOpExpr of the plan.
         unsafe {

@@ -281,42 +281,26 @@ fn native_rows(
 ) {
     use crate::packs::gserialized::{box2df, dwithin_points, point, Native};
     let all = Bitmap::all_valid(len);
-    match (native, &mut args[..]) {
-        (Native::Box(pred), [a, b]) => {
-            host.detoast(a, &all, rows);
-            host.detoast(b, &all, rows);
-            // A constant argument is one pointer: its box is read once.
-            let mut last = [(0usize, None), (0usize, None)];
-            let mut box_of = |side: usize, d: usize| {
-                if last[side].0 != d {
-                    // SAFETY: EvalCtx::new's contract: the arguments are varlenas, made plain
-                    // just above.
-                    last[side] = (d, box2df(unsafe { varlena::bytes(d as *const u8) }));
-                }
-                last[side].1
-            };
-            rows.retain(|&r| match (box_of(0, a[r as usize]), box_of(1, b[r as usize])) {
-                (Some(x), Some(y)) => {
-                    results[r as usize] = Some(pred.test(&x, &y) as usize);
+    let [a, b, rest @ ..] = args else { return };
+    host.detoast(a, &all, rows);
+    host.detoast(b, &all, rows);
+    let (a, b) = (&*a, &*b);
+    match (native, rest) {
+        (Native::Box(pred), []) => {
+            let (mut x, mut y) = (Parsed::default(), Parsed::default());
+            rows.retain(|&r| match (x.get(a[r as usize], box2df), y.get(b[r as usize], box2df)) {
+                (Some(p), Some(q)) => {
+                    results[r as usize] = Some(pred.test(&p, &q) as usize);
                     false
                 }
                 _ => true,
             });
         }
-        (Native::DWithinPoints, [a, b, tolerance]) => {
-            host.detoast(a, &all, rows);
-            host.detoast(b, &all, rows);
-            let mut last = [(0usize, None), (0usize, None)];
-            let mut point_of = |side: usize, d: usize| {
-                if last[side].0 != d {
-                    // SAFETY: as above.
-                    last[side] = (d, point(unsafe { varlena::bytes(d as *const u8) }));
-                }
-                last[side].1
-            };
+        (Native::DWithinPoints, [tolerance]) => {
+            let (mut x, mut y) = (Parsed::default(), Parsed::default());
             rows.retain(|&r| {
                 let i = r as usize;
-                let decided = match (point_of(0, a[i]), point_of(1, b[i])) {
+                let decided = match (x.get(a[i], point), y.get(b[i], point)) {
                     (Some(p), Some(q)) => dwithin_points(p, q, f64::from_bits(tolerance[i] as u64)),
                     _ => None,
                 };
@@ -325,6 +309,32 @@ fn native_rows(
             });
         }
         _ => {}
+    }
+}
+
+/// What a native kernel read from the last Datum of one argument: a
+/// constant argument is one pointer, read once per batch.
+struct Parsed<T> {
+    datum: usize,
+    value: Option<T>,
+}
+
+impl<T> Default for Parsed<T> {
+    fn default() -> Self {
+        Parsed { datum: 0, value: None }
+    }
+}
+
+impl<T: Copy> Parsed<T> {
+    /// `read` of the varlena `d` (a plain one: the caller detoasted it).
+    fn get(&mut self, d: usize, read: impl Fn(&[u8]) -> Option<T>) -> Option<T> {
+        if self.datum != d {
+            // SAFETY: EvalCtx::new's contract: the arguments are varlenas, made plain by
+            // native_rows before it reads them.
+            self.value = read(unsafe { varlena::bytes(d as *const u8) });
+            self.datum = d;
+        }
+        self.value
     }
 }
 

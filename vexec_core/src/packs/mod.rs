@@ -78,6 +78,34 @@ macro_rules! pack_function {
     };
 }
 
+/// The `_PG_init` of a pack library built with pgrx: registers the pack
+/// (a `static` [`PackV1`]) in this process's registry, or warns why it
+/// could not. Expands in the pack's crate, which has pgrx.
+#[macro_export]
+macro_rules! pack_pg_init {
+    ($pack:expr) => {
+        #[::pgrx::pg_guard]
+        pub extern "C-unwind" fn _PG_init() {
+            // SAFETY: find_rendezvous_variable returns this process's slot for the registry, on
+            // the main thread during library load; the pack is a static.
+            let registered = unsafe {
+                $crate::packs::register(
+                    ::pgrx::pg_sys::find_rendezvous_variable($crate::packs::RENDEZVOUS.as_ptr()),
+                    &$pack,
+                )
+            };
+            if let Err(e) = registered {
+                ::pgrx::pg_sys::panic::ErrorReport::new(
+                    ::pgrx::PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    format!("{} could not register its kernel pack: {e:?}", env!("CARGO_PKG_NAME")),
+                    "_PG_init",
+                )
+                .report(::pgrx::PgLogLevel::WARNING);
+            }
+        }
+    };
+}
+
 /// A pack's declarations.
 #[repr(C)]
 pub struct PackV1 {
