@@ -48,6 +48,19 @@ SELECT c AS constant, split_part(pack_same(format($$SELECT id, geom && %1$L, geo
   FROM (VALUES ('POINT(0.1 0.1)'), ('POINT(0.2 0.30000001)'), ('POLYGON((0.1 0.1, 0.1 0.3, 0.3 0.3, 0.3 0.1, 0.1 0.1))'),
                ('POINT(-0 0)'), ('POINT(1e-40 0)'), ('LINESTRING(-1e39 -1e39, 1e39 1e39)'), ('POINT EMPTY'),
                ('LINESTRING(0.1 0.1, 0.3 0.3)'), ('POINT(16777217 0.1)')) v(c);
+-- The same operators as quals (column op constant and constant op column:
+-- decided in place on the column), with a TOASTed polygon among the rows
+-- (its box comes from the general path).
+CREATE TABLE edges_toasted AS SELECT * FROM edges;
+INSERT INTO edges_toasted VALUES (23, ST_Buffer('POINT(0.2 0.2)'::geometry, 0.1, 2000));
+SELECT pg_column_compression(geom) IS NOT NULL OR pg_column_size(geom) < ST_MemSize(geom) AS toasted FROM edges_toasted WHERE id = 23;
+SELECT c AS constant, split_part(pack_same((SELECT string_agg(format(
+    $$SELECT %2$s AS op, id FROM edges_toasted WHERE geom %1$s %3$L::geometry UNION ALL SELECT -%2$s, id FROM edges_toasted WHERE %3$L::geometry %1$s geom$$,
+    op, n, c), ' UNION ALL ')
+    FROM unnest(ARRAY['&&', '@', '~', '~=', '<<', '&<', '>>', '&>', '<<|', '&<|', '|>>', '|&>']) WITH ORDINALITY o(op, n))), ' | ', 1) AS quals_off_vs_force
+  FROM (VALUES ('POINT(0.1 0.1)'), ('POINT(0.2 0.30000001)'), ('POLYGON((0.1 0.1, 0.1 0.3, 0.3 0.3, 0.3 0.1, 0.1 0.1))'),
+               ('POINT(-0 0)'), ('POINT(1e-40 0)'), ('LINESTRING(-1e39 -1e39, 1e39 1e39)'), ('POINT EMPTY'),
+               ('LINESTRING(0.1 0.1, 0.3 0.3)'), ('POINT(16777217 0.1)')) v(c);
 SET vexec.mode = force;
 EXPLAIN (VERBOSE, COSTS OFF) SELECT count(*) FROM edges WHERE geom && 'POINT(1 1)';
 RESET vexec.mode;

@@ -248,7 +248,7 @@ fn compute(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kerne
             // A native kernel decides the rows it can; the host calls the
             // function for the others.
             if let Some(native) = crate::packs::gserialized::Native::from_id(func.native) {
-                native_rows(native, &mut args, &mut rows, &mut results, ctx.host, len);
+                super::native::native_rows(native, &mut args, &mut rows, &mut results, ctx.host, len);
             }
             if !rows.is_empty() {
                 ctx.host.call(*func, &args, &rows, &mut results)?;
@@ -265,77 +265,6 @@ fn compute(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kerne
             out
         }
     })
-}
-
-/// A pack's native kernel (`crate::packs::gserialized`) over the rows of
-/// `rows`: each row it decides gets its result in `results` and leaves
-/// `rows`; the rest stay for the extension's own function. The geometry
-/// arguments are detoasted first (in the host's current memory context).
-fn native_rows(
-    native: crate::packs::gserialized::Native,
-    args: &mut [Vec<usize>],
-    rows: &mut Vec<RowIdx>,
-    results: &mut [Option<usize>],
-    host: &mut dyn super::Host,
-    len: usize,
-) {
-    use crate::packs::gserialized::{box2df, dwithin_points, point, Native};
-    let all = Bitmap::all_valid(len);
-    let [a, b, rest @ ..] = args else { return };
-    host.detoast(a, &all, rows);
-    host.detoast(b, &all, rows);
-    let (a, b) = (&*a, &*b);
-    match (native, rest) {
-        (Native::Box(pred), []) => {
-            let (mut x, mut y) = (Parsed::default(), Parsed::default());
-            rows.retain(|&r| match (x.get(a[r as usize], box2df), y.get(b[r as usize], box2df)) {
-                (Some(p), Some(q)) => {
-                    results[r as usize] = Some(pred.test(&p, &q) as usize);
-                    false
-                }
-                _ => true,
-            });
-        }
-        (Native::DWithinPoints, [tolerance]) => {
-            let (mut x, mut y) = (Parsed::default(), Parsed::default());
-            rows.retain(|&r| {
-                let i = r as usize;
-                let decided = match (x.get(a[i], point), y.get(b[i], point)) {
-                    (Some(p), Some(q)) => dwithin_points(p, q, f64::from_bits(tolerance[i] as u64)),
-                    _ => None,
-                };
-                results[i] = decided.map(|t| t as usize);
-                decided.is_none()
-            });
-        }
-        _ => {}
-    }
-}
-
-/// What a native kernel read from the last Datum of one argument: a
-/// constant argument is one pointer, read once per batch.
-struct Parsed<T> {
-    datum: usize,
-    value: Option<T>,
-}
-
-impl<T> Default for Parsed<T> {
-    fn default() -> Self {
-        Parsed { datum: 0, value: None }
-    }
-}
-
-impl<T: Copy> Parsed<T> {
-    /// `read` of the varlena `d` (a plain one: the caller detoasted it).
-    fn get(&mut self, d: usize, read: impl Fn(&[u8]) -> Option<T>) -> Option<T> {
-        if self.datum != d {
-            // SAFETY: EvalCtx::new's contract: the arguments are varlenas, made plain by
-            // native_rows before it reads them.
-            self.value = read(unsafe { varlena::bytes(d as *const u8) });
-            self.datum = d;
-        }
-        self.value
-    }
 }
 
 /// Keep the rows of `sel` where the boolean expression `e` is true (a qual:
@@ -394,6 +323,10 @@ pub fn filter(e: &VExpr, ctx: &mut EvalCtx, sel: &mut Vec<RowIdx>) -> Result<(),
                 _ => filter_generic(e, ctx, sel),
             }
         }
+        VExpr::Call { .. } => match super::native::filter_box_const(e, ctx, sel) {
+            Some(done) => done,
+            None => filter_generic(e, ctx, sel),
+        },
         _ => filter_generic(e, ctx, sel),
     }
 }
@@ -527,7 +460,7 @@ fn keep_where<T: Copy>(sel: &mut Vec<RowIdx>, validity: &Bitmap, vals: &[T], tes
     sel.truncate(k);
 }
 
-fn filter_generic(e: &VExpr, ctx: &mut EvalCtx, sel: &mut Vec<RowIdx>) -> Result<(), KernelError> {
+pub(super) fn filter_generic(e: &VExpr, ctx: &mut EvalCtx, sel: &mut Vec<RowIdx>) -> Result<(), KernelError> {
     let c = eval(e, ctx, sel)?;
     sel.retain(|&r| c.is_valid(r as usize) && kernels::bool_at(&c, r as usize));
     Ok(())

@@ -21,6 +21,7 @@
 
 mod eval;
 pub mod kernels;
+mod native;
 
 pub use eval::{eval, filter, filter_all, fold_constants};
 

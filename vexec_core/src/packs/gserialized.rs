@@ -67,7 +67,7 @@ impl BoxPredicate {
     /// PostGIS's predicate on two boxes (`box2df_overlaps` and friends):
     /// an empty box (NaN xmin) is in no relation but containment, where
     /// everything but EMPTY contains EMPTY.
-    #[inline]
+    #[inline(always)]
     pub fn test(self, a: &Box2df, b: &Box2df) -> bool {
         use BoxPredicate::*;
         let (ea, eb) = (a.is_empty(), b.is_empty());
@@ -146,7 +146,7 @@ fn next_up(r: f32) -> f32 {
 }
 
 /// PostGIS's `next_float_down`: the largest float not above `d`.
-#[inline]
+#[inline(always)]
 pub fn next_float_down(d: f64) -> f32 {
     if d > f32::MAX as f64 {
         return f32::MAX;
@@ -163,7 +163,7 @@ pub fn next_float_down(d: f64) -> f32 {
 }
 
 /// PostGIS's `next_float_up`: the smallest float not below `d`.
-#[inline]
+#[inline(always)]
 pub fn next_float_up(d: f64) -> f32 {
     if d >= f32::MAX as f64 {
         return f32::MAX;
@@ -240,7 +240,7 @@ pub fn dwithin_points(a: ([u8; 3], f64, f64), b: ([u8; 3], f64, f64), tolerance:
 /// The BOX2DF PostGIS takes for a geometry, from its serialization without
 /// the varlena header (`payload`: 3 bytes of SRID, the flags, then the
 /// rest), when it can be read exactly without PostGIS; None otherwise.
-#[inline]
+#[inline(always)]
 pub fn box2df(payload: &[u8]) -> Option<Box2df> {
     let flags = *payload.get(3)?;
     if flags & FLAG_VERSION == 0 || flags & FLAG_EXTENDED != 0 {
