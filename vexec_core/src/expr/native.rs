@@ -6,7 +6,7 @@
 use super::eval::filter_generic;
 use super::{EvalCtx, KernelError, VExpr};
 use crate::batch::{varlena, Bitmap, RowIdx, Values};
-use crate::packs::gserialized::{box2df, dwithin_points, point, Box2df, BoxPredicate, Native};
+use crate::packs::gserialized::{box2df, dwithin_points, point, BoxPredicate, Native, PointOverlaps};
 
 /// The native kernel `native` over the rows of `rows`: each row it decides
 /// gets its result in `results` and leaves `rows`; the rest stay for the
@@ -112,20 +112,26 @@ pub(super) fn filter_box_const(
         ($($p:ident),*) => {
             match (pred, column_first) {
                 $(
-                    (BoxPredicate::$p, true) => {
-                        decide_rows(vals, validity, sel, &mut pending, |b| BoxPredicate::$p.test(b, &c))
-                    }
-                    (BoxPredicate::$p, false) => {
-                        decide_rows(vals, validity, sel, &mut pending, |b| BoxPredicate::$p.test(&c, b))
-                    }
+                    (BoxPredicate::$p, true) => decide_rows(vals, validity, sel, &mut pending, |v| {
+                        box2df(v).map(|b| BoxPredicate::$p.test(&b, &c))
+                    }),
+                    (BoxPredicate::$p, false) => decide_rows(vals, validity, sel, &mut pending, |v| {
+                        box2df(v).map(|b| BoxPredicate::$p.test(&c, &b))
+                    }),
                 )*
             }
         };
     }
-    decide!(
-        Overlaps, Contains, Within, Same, Left, Overleft, Right, Overright, Below, Overbelow, Above,
-        Overabove
-    );
+    match (pred, PointOverlaps::new(&c)) {
+        // Overlaps is symmetric; points (the common case) skip the rounding.
+        (BoxPredicate::Overlaps, Some(fast)) => decide_rows(vals, validity, sel, &mut pending, |v| {
+            fast.test(v).or_else(|| box2df(v).map(|b| BoxPredicate::Overlaps.test(&b, &c)))
+        }),
+        _ => decide!(
+            Overlaps, Contains, Within, Same, Left, Overleft, Right, Overright, Below, Overbelow, Above,
+            Overabove
+        ),
+    }
     if pending.is_empty() {
         return Some(Ok(()));
     }
@@ -147,16 +153,16 @@ pub(super) fn filter_box_const(
     Some(Ok(()))
 }
 
-/// Keep the rows of `sel` whose value's box passes `test`, drop the NULL
-/// ones (`validity` None: none), keep those whose box is not read natively
-/// and list them in `pending`.
+/// Keep the rows of `sel` whose value `test` finds true, drop the NULL
+/// ones (`validity` None: none), keep those it cannot decide (None, or a
+/// value that is not a plain varlena) and list them in `pending`.
 #[inline(always)]
 fn decide_rows(
     vals: &[usize],
     validity: Option<&Bitmap>,
     sel: &mut Vec<RowIdx>,
     pending: &mut Vec<RowIdx>,
-    test: impl Fn(&Box2df) -> bool,
+    test: impl Fn(&[u8]) -> Option<bool>,
 ) {
     let mut k = 0;
     for j in 0..sel.len() {
@@ -167,14 +173,11 @@ fn decide_rows(
         }
         let d = vals[i] as *const u8;
         // SAFETY: EvalCtx::new's contract: the column's valid values are varlenas.
-        let b = if unsafe { varlena::is_plain(d) } { box2df(unsafe { varlena::bytes(d) }) } else { None };
-        let keep = match b {
-            Some(b) => test(&b),
-            None => {
-                pending.push(r); // kept for now, decided by the caller
-                true
-            }
-        };
+        let decided = if unsafe { varlena::is_plain(d) } { test(unsafe { varlena::bytes(d) }) } else { None };
+        let keep = decided.unwrap_or_else(|| {
+            pending.push(r); // kept for now, decided by the caller
+            true
+        });
         sel[k] = r;
         k += keep as usize;
     }

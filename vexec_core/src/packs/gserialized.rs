@@ -281,6 +281,45 @@ pub fn box2df(payload: &[u8]) -> Option<Box2df> {
     })
 }
 
+/// `point && box` for a constant box, decided on the point's coordinates
+/// as doubles, without rounding them: PostGIS's box of a point is
+/// [down(x), up(x)] x [down(y), up(y)] (the floats around x and y,
+/// [`next_float_down`]/[`next_float_up`]), and for a float F and an x
+/// strictly inside the float range, down(x) > F exactly when x >= the
+/// next float above F (a float in (F, x] exists), and up(x) < F exactly
+/// when x <= the float below F. So the boxes overlap exactly when
+/// below(xmin) < x < above(xmax), and the same for y.
+#[derive(Debug, Clone, Copy)]
+pub struct PointOverlaps {
+    x: (f64, f64),
+    y: (f64, f64),
+}
+
+impl PointOverlaps {
+    /// For the constant box `c`; None unless its four floats are finite
+    /// (an EMPTY box, NaN, is in no relation).
+    pub fn new(c: &Box2df) -> Option<PointOverlaps> {
+        let finite = [c.xmin, c.xmax, c.ymin, c.ymax].iter().all(|f| f.is_finite());
+        finite.then(|| PointOverlaps {
+            x: (next_down(c.xmin) as f64, next_up(c.xmax) as f64),
+            y: (next_down(c.ymin) as f64, next_up(c.ymax) as f64),
+        })
+    }
+
+    /// Whether the geometry `payload` (as [`box2df`] takes it) overlaps
+    /// the box, when it is a point with both coordinates inside the float
+    /// range; None otherwise (the caller asks [`box2df`]).
+    #[inline(always)]
+    pub fn test(&self, payload: &[u8]) -> Option<bool> {
+        let (_, x, y) = point(payload)?;
+        let max = f32::MAX as f64;
+        if !(x.abs() < max && y.abs() < max) {
+            return None; // NaN, infinite or clamped by PostGIS
+        }
+        Some(self.x.0 < x && x < self.x.1 && self.y.0 < y && y < self.y.1)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,6 +340,69 @@ mod tests {
         b.iter().for_each(|f| v.extend_from_slice(&f.to_ne_bytes()));
         v.extend_from_slice(rest);
         v
+    }
+
+    #[test]
+    fn point_overlaps_is_the_box_test() {
+        // Coordinates at and around floats (the doubles next to a float, the
+        // floats next to it), tiny, -0, huge, non-finite; boxes of such floats.
+        let mut floats =
+            vec![0.0f32, -0.0, 0.1, -0.1, 1.0, 20.0, 30.0, 1e-40, -1e-40, f32::MAX, -f32::MAX, 16777217.0];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut random = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for _ in 0..40 {
+            floats.push(
+                f32::from_bits(random() as u32 & 0x7fff_ffff) * if random() % 2 == 0 { 1.0 } else { -1.0 },
+            );
+        }
+        floats.retain(|f| f.is_finite());
+        let mut coords: Vec<f64> = vec![f64::NAN, f64::INFINITY, -f64::INFINITY, 1e39, -1e39, 3.4028235e38];
+        for &f in &floats {
+            let d = f as f64;
+            let step = |d: f64, up: bool| {
+                if d == 0.0 {
+                    return if up { f64::from_bits(1) } else { -f64::from_bits(1) };
+                }
+                let b = d.to_bits();
+                f64::from_bits(if (d > 0.0) == up { b + 1 } else { b - 1 })
+            };
+            coords.extend([d, step(d, true), step(d, false), next_up(f) as f64, next_down(f) as f64]);
+        }
+        let mut boxes = vec![Box2df { xmin: f32::NAN, xmax: f32::NAN, ymin: f32::NAN, ymax: f32::NAN }];
+        for _ in 0..300 {
+            let pick = |r: u64| floats[(r % floats.len() as u64) as usize];
+            boxes.push(Box2df {
+                xmin: pick(random()),
+                xmax: pick(random()),
+                ymin: pick(random()),
+                ymax: pick(random()),
+            });
+        }
+        let mut decided = 0;
+        for c in &boxes {
+            let fast = PointOverlaps::new(c);
+            assert_eq!(fast.is_some(), !c.is_empty());
+            for _ in 0..400 {
+                let pick = |r: u64| coords[(r % coords.len() as u64) as usize];
+                let (x, y) = (pick(random()), pick(random()));
+                let p = point_bytes(x, y, None);
+                let exact = BoxPredicate::Overlaps.test(&box2df(&p).unwrap(), c);
+                if let Some(f) = fast.and_then(|f| f.test(&p)) {
+                    assert_eq!(f, exact, "point ({x:e}, {y:e}) and {c:?}");
+                    decided += 1;
+                }
+            }
+        }
+        assert!(decided > 50_000, "{decided}");
+        // Not points: None.
+        let b = PointOverlaps::new(&Box2df { xmin: 0.0, xmax: 1.0, ymin: 0.0, ymax: 1.0 }).unwrap();
+        assert_eq!(b.test(&boxed([0.0, 1.0, 0.0, 1.0], &[])), None);
+        assert_eq!(b.test(&point_bytes(0.5, 0.5, None)), Some(true));
     }
 
     #[test]
