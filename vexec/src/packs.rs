@@ -38,6 +38,7 @@ impl BoundFn {
         let native = match Native::from_id(self.native) {
             Some(Native::Box(_)) => " [native box]",
             Some(Native::DWithinPoints) => " [native points]",
+            Some(Native::FalseIfDisjoint) => " [native disjoint boxes]",
             None => "",
         };
         format!("{}: {}{native}", self.pack, self.signature)

@@ -9,7 +9,10 @@
 //! vexec's native box kernel (`vexec_core::packs::gserialized`), which
 //! decides the rows whose boxes it reads exactly (stored boxes, points) and
 //! leaves the rest to PostGIS; ST_DWithin names the native kernel for two
-//! points whose distance is clearly on one side of the tolerance. Not declared: functions that read
+//! points whose distance is clearly on one side of the tolerance; the
+//! predicates PostGIS answers false for disjoint boxes (ST_Intersects,
+//! ST_Contains, ST_Within, ST_Covers, ST_CoveredBy, ST_Touches) name the
+//! kernel that answers those rows false. Not declared: functions that read
 //! `spatial_ref_sys` through SPI (ST_Transform) or run SQL, and geography.
 //!
 //! Load it with `shared_preload_libraries` (before or after vexec).
@@ -40,13 +43,13 @@ static FUNCTIONS: &[FunctionV1] = &[
     f!("geometry_above", "geometry,geometry", "gserialized_above_2d", B::Above),
     f!("geometry_distance_centroid", "geometry,geometry", "ST_Distance"),
     f!("geometry_distance_box", "geometry,geometry", "gserialized_distance_box_2d"),
-    // predicates
-    f!("st_intersects", "geometry,geometry", "ST_Intersects"),
-    f!("st_contains", "geometry,geometry", "contains"),
-    f!("st_within", "geometry,geometry", "within"),
-    f!("st_covers", "geometry,geometry", "covers"),
-    f!("st_coveredby", "geometry,geometry", "coveredby"),
-    f!("st_touches", "geometry,geometry", "touches"),
+    // predicates (false for disjoint boxes natively)
+    f!("st_intersects", "geometry,geometry", "ST_Intersects", gserialized::FALSE_IF_DISJOINT),
+    f!("st_contains", "geometry,geometry", "contains", gserialized::FALSE_IF_DISJOINT),
+    f!("st_within", "geometry,geometry", "within", gserialized::FALSE_IF_DISJOINT),
+    f!("st_covers", "geometry,geometry", "covers", gserialized::FALSE_IF_DISJOINT),
+    f!("st_coveredby", "geometry,geometry", "coveredby", gserialized::FALSE_IF_DISJOINT),
+    f!("st_touches", "geometry,geometry", "touches", gserialized::FALSE_IF_DISJOINT),
     f!("st_disjoint", "geometry,geometry", "disjoint"),
     f!("st_equals", "geometry,geometry", "ST_Equals"),
     f!("st_dwithin", "geometry,geometry,float8", "LWGEOM_dwithin", gserialized::DWITHIN_POINTS),

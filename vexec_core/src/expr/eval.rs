@@ -323,7 +323,7 @@ pub fn filter(e: &VExpr, ctx: &mut EvalCtx, sel: &mut Vec<RowIdx>) -> Result<(),
                 _ => filter_generic(e, ctx, sel),
             }
         }
-        VExpr::Call { .. } => match super::native::filter_box_const(e, ctx, sel) {
+        VExpr::Call { .. } => match super::native::filter_native_const(e, ctx, sel) {
             Some(done) => done,
             None => filter_generic(e, ctx, sel),
         },

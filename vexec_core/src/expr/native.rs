@@ -6,7 +6,9 @@
 use super::eval::filter_generic;
 use super::{EvalCtx, KernelError, VExpr};
 use crate::batch::{varlena, Bitmap, RowIdx, Values};
-use crate::packs::gserialized::{box2df, dwithin_points, point, BoxPredicate, Native, PointOverlaps};
+use crate::packs::gserialized::{
+    box2df, dwithin_points, false_if_disjoint, point, srid_box, BoxPredicate, Native, PointOverlaps,
+};
 
 /// The native kernel `native` over the rows of `rows`: each row it decides
 /// gets its result in `results` and leaves `rows`; the rest stay for the
@@ -34,6 +36,18 @@ pub(super) fn native_rows(
                     false
                 }
                 _ => true,
+            });
+        }
+        (Native::FalseIfDisjoint, []) => {
+            let (mut x, mut y) = (Parsed::default(), Parsed::default());
+            rows.retain(|&r| {
+                let i = r as usize;
+                let decided = match (x.get(a[i], srid_box), y.get(b[i], srid_box)) {
+                    (Some(p), Some(q)) => false_if_disjoint(p, q),
+                    _ => None,
+                };
+                results[i] = decided.map(|t| t as usize);
+                decided.is_none()
             });
         }
         (Native::DWithinPoints, [tolerance]) => {
@@ -78,20 +92,24 @@ impl<T: Copy> Parsed<T> {
     }
 }
 
-/// The qual `e` when it is a box predicate of a column and a constant
-/// (either way round), as `filter` would apply it: the rows whose stored
-/// value is a plain varlena with a box read natively are decided here, in
-/// one pass over the column's Datums with the constant's box read once;
-/// the others (toasted values, geometries whose box needs PostGIS) go
-/// through the general path (`filter_generic`) together, in their order.
-/// None when `e` is not such a qual.
-pub(super) fn filter_box_const(
+/// The qual `e` when it is a box predicate or a [`Native::FalseIfDisjoint`]
+/// predicate of a column and a constant (either way round), as `filter`
+/// would apply it: the rows whose stored value is a plain varlena the
+/// native kernel decides are decided here, in one pass over the column's
+/// Datums with the constant read once; the others (toasted values,
+/// geometries whose box needs PostGIS, boxes that overlap) go through the
+/// general path (`filter_generic`) together, in their order. None when `e`
+/// is not such a qual.
+pub(super) fn filter_native_const(
     e: &VExpr,
     ctx: &mut EvalCtx,
     sel: &mut Vec<RowIdx>,
 ) -> Option<Result<(), KernelError>> {
     let VExpr::Call { func, args, .. } = e else { return None };
-    let Some(Native::Box(pred)) = Native::from_id(func.native) else { return None };
+    let native = Native::from_id(func.native)?;
+    if !matches!(native, Native::Box(_) | Native::FalseIfDisjoint) {
+        return None;
+    }
     let (index, constant, column_first) = match args.as_slice() {
         [VExpr::Column { index }, VExpr::Const { value: Some(c), .. }] => (*index, *c, true),
         [VExpr::Const { value: Some(c), .. }, VExpr::Column { index }] => (*index, *c, false),
@@ -102,11 +120,23 @@ pub(super) fn filter_box_const(
         return None;
     }
     // SAFETY: plain (checked above).
-    let c = box2df(unsafe { varlena::bytes(constant as *const u8) })?;
+    let constant = unsafe { varlena::bytes(constant as *const u8) };
     let col = &ctx.inputs[index];
     let Values::Datum(vals) = &col.values else { return None };
     let validity = (!col.validity.all_set()).then_some(&col.validity);
     let mut pending = Vec::new();
+    let pred = match native {
+        Native::Box(pred) => pred,
+        _ => {
+            // Symmetric in its arguments.
+            let c = srid_box(constant)?;
+            decide_rows(vals, validity, sel, &mut pending, |v| {
+                srid_box(v).and_then(|b| false_if_disjoint(b, c))
+            });
+            return Some(finish_pending(e, ctx, sel, pending));
+        }
+    };
+    let c = box2df(constant)?;
     // One loop per predicate and argument order, so the test inlines.
     macro_rules! decide {
         ($($p:ident),*) => {
@@ -132,14 +162,22 @@ pub(super) fn filter_box_const(
             Overabove
         ),
     }
+    Some(finish_pending(e, ctx, sel, pending))
+}
+
+/// Decide the rows of `sel` listed in `pending` (a subsequence of it) by
+/// the general path, all together, keeping `sel`'s order.
+fn finish_pending(
+    e: &VExpr,
+    ctx: &mut EvalCtx,
+    sel: &mut Vec<RowIdx>,
+    pending: Vec<RowIdx>,
+) -> Result<(), KernelError> {
     if pending.is_empty() {
-        return Some(Ok(()));
+        return Ok(());
     }
     let mut kept = pending.clone();
-    if let Err(err) = filter_generic(e, ctx, &mut kept) {
-        return Some(Err(err));
-    }
-    // `pending` and `kept` are subsequences of `sel`, in its order.
+    filter_generic(e, ctx, &mut kept)?;
     let (mut p, mut q) = (0, 0);
     sel.retain(|&r| {
         if pending.get(p) != Some(&r) {
@@ -150,7 +188,7 @@ pub(super) fn filter_box_const(
         q += keep as usize;
         keep
     });
-    Some(Ok(()))
+    Ok(())
 }
 
 /// Keep the rows of `sel` whose value `test` finds true, drop the NULL

@@ -15,23 +15,33 @@
 //! PostGIS's own function for that row.
 
 /// The native kernels a pack may name for a declared function
-/// (`FunctionV1`'s `native`; 0 means none): a box predicate (1 to 12) or
-/// [`DWITHIN_POINTS`].
+/// (`FunctionV1`'s `native`; 0 means none): a box predicate (1 to 12),
+/// [`DWITHIN_POINTS`] or [`FALSE_IF_DISJOINT`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Native {
     Box(BoxPredicate),
     DWithinPoints,
+    FalseIfDisjoint,
 }
 
 /// `ST_DWithin(geometry, geometry, float8)` on two points.
 pub const DWITHIN_POINTS: u32 = 13;
 
+/// A spatial predicate that PostGIS answers false, before anything that
+/// could raise, for two geometries of one SRID whose boxes do not overlap:
+/// ST_Intersects, ST_Contains, ST_Within, ST_Covers, ST_CoveredBy and
+/// ST_Touches check the SRIDs, answer false for an EMPTY, then compare the
+/// boxes (`gbox_overlaps_2d`, or containment, which disjoint boxes fail
+/// too) before calling GEOS. See [`false_if_disjoint`].
+pub const FALSE_IF_DISJOINT: u32 = 14;
+
 impl Native {
     pub fn from_id(id: u32) -> Option<Native> {
-        if id == DWITHIN_POINTS {
-            return Some(Native::DWithinPoints);
+        match id {
+            DWITHIN_POINTS => Some(Native::DWithinPoints),
+            FALSE_IF_DISJOINT => Some(Native::FalseIfDisjoint),
+            _ => BoxPredicate::from_id(id).map(Native::Box),
         }
-        BoxPredicate::from_id(id).map(Native::Box)
     }
 }
 
@@ -281,6 +291,33 @@ pub fn box2df(payload: &[u8]) -> Option<Box2df> {
     })
 }
 
+/// The SRID bytes and BOX2DF of a geometry (as [`box2df`] takes it) for
+/// [`false_if_disjoint`]: not geodetic, a box read exactly and no NaN in
+/// it; None otherwise.
+#[inline(always)]
+pub fn srid_box(payload: &[u8]) -> Option<([u8; 3], Box2df)> {
+    if payload.get(3)? & FLAG_GEODETIC != 0 {
+        return None;
+    }
+    let b = box2df(payload)?;
+    if [b.xmin, b.xmax, b.ymin, b.ymax].iter().any(|f| f.is_nan()) {
+        return None;
+    }
+    Some(([payload[0], payload[1], payload[2]], b))
+}
+
+/// Some(false) when a [`FALSE_IF_DISJOINT`] predicate of the two
+/// geometries (from [`srid_box`]) is false for sure: one SRID and boxes
+/// that do not overlap. PostGIS compares the exact boxes (doubles); BOX2DF
+/// rounds them outwards to floats and clamps them to the float range, both
+/// monotone, so exact boxes that overlap have BOX2DFs that overlap, and
+/// BOX2DFs that do not overlap come from exact boxes that do not. None:
+/// PostGIS decides (and raises its errors).
+#[inline(always)]
+pub fn false_if_disjoint(a: ([u8; 3], Box2df), b: ([u8; 3], Box2df)) -> Option<bool> {
+    (a.0 == b.0 && !BoxPredicate::Overlaps.test(&a.1, &b.1)).then_some(false)
+}
+
 /// `point && box` for a constant box, decided on the point's coordinates
 /// as doubles, without rounding them: PostGIS's box of a point is
 /// [down(x), up(x)] x [down(y), up(y)] (the floats around x and y,
@@ -340,6 +377,38 @@ mod tests {
         b.iter().for_each(|f| v.extend_from_slice(&f.to_ne_bytes()));
         v.extend_from_slice(rest);
         v
+    }
+
+    #[test]
+    fn disjoint_boxes_of_one_srid_are_false() {
+        let at = |x: f64, y: f64, srid: u8| {
+            let mut p = point_bytes(x, y, None);
+            p[2] = srid;
+            srid_box(&p)
+        };
+        let square = srid_box(&boxed([0.0, 10.0, 0.0, 10.0], &[])).unwrap();
+        let (inside, edge, outside) =
+            (at(5.0, 5.0, 0).unwrap(), at(10.0, 0.0, 0).unwrap(), at(10.5, 0.0, 0).unwrap());
+        // boxed() carries SRID bytes 0x10 0x0f 0: give the points the same.
+        let same = |mut b: ([u8; 3], Box2df)| {
+            b.0 = square.0;
+            b
+        };
+        assert_eq!(false_if_disjoint(same(outside), square), Some(false));
+        assert_eq!(false_if_disjoint(square, same(outside)), Some(false));
+        assert_eq!(false_if_disjoint(same(inside), square), None);
+        assert_eq!(false_if_disjoint(same(edge), square), None, "touching boxes overlap");
+        // Another SRID: PostGIS raises, so not decided.
+        assert_eq!(false_if_disjoint(outside, square), None);
+        // A point just past the edge by less than a float step: its box
+        // (rounded outwards) touches the square's, PostGIS decides.
+        assert_eq!(false_if_disjoint(same(at(10.0 + 1e-12, 0.0, 0).unwrap()), square), None);
+        // NaN, EMPTY, geodetic: no box to decide on.
+        assert!(at(f64::NAN, 0.0, 0).is_none());
+        let mut geodetic = point_bytes(1.0, 1.0, None);
+        geodetic[3] |= FLAG_GEODETIC;
+        assert!(srid_box(&geodetic).is_none());
+        assert_eq!(Native::from_id(FALSE_IF_DISJOINT), Some(Native::FalseIfDisjoint));
     }
 
     #[test]
@@ -479,7 +548,7 @@ mod tests {
         assert!(point(&point_bytes(1.0, 2.0, Some(3.0))).is_some());
         assert_eq!(Native::from_id(DWITHIN_POINTS), Some(Native::DWithinPoints));
         assert_eq!(Native::from_id(1), Some(Native::Box(BoxPredicate::Overlaps)));
-        assert_eq!(Native::from_id(14), None);
+        assert_eq!(Native::from_id(15), None);
     }
 
     fn point_payload(x: f64, y: f64) -> Vec<u8> {
