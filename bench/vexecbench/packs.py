@@ -15,6 +15,8 @@ in a 100 x 100 square (SRID 4326) and `--rows / 10` squares of side 0.1:
 
 - `box`: `count(*) WHERE geom && envelope` (about 1% of the points);
 - `dwithin`: `count(*) WHERE ST_DWithin(geom, point, 5)`;
+- `intersects`: `count(*) WHERE ST_Intersects(geom, polygon)` (a triangle
+  over about 1% of the points: the others' boxes are disjoint from it);
 - `join`: `count(*)` of squares joined to the points by `ST_Intersects`, with
   a GiST index on the points (no hash join is possible: whatever plan the
   planner takes, with its time).
@@ -98,6 +100,8 @@ def _postgis_cases(cluster: Cluster, rows: int) -> dict[str, tuple[str, list[str
         "box": (f"SELECT count(*) FROM {pts} WHERE geom && ST_MakeEnvelope(20, 20, 30, 30, 4326)", no_index),
         "dwithin": (f"SELECT count(*) FROM {pts} WHERE ST_DWithin(geom, ST_SetSRID(ST_MakePoint(50, 50), 4326), 5)",
                     no_index),
+        "intersects": (f"SELECT count(*) FROM {pts} WHERE ST_Intersects(geom, "
+                       f"'SRID=4326;POLYGON((20 20, 40 20, 20 40, 20 20))'::geometry)", no_index),
         "join": (f"SELECT count(*) FROM {polys} p JOIN {pts} t ON ST_Intersects(p.geom, t.geom)", []),
     }
 
