@@ -13,7 +13,7 @@ import time
 from . import arrow_leg, citus_leg, flight_leg, insert_leg, legs
 
 LEG_NAMES = ["pg18", "pg19", "diff-pgsuite", "diff-regress", "diff-tpch", "answers-tpch", "answers-clickbench",
-             "tpcds", "planner-sweep", "suite-sweep", "sqlsmith", "cancel", "citus", "arrow-types", "insert", "flight"]
+             "tpcds", "planner-sweep", "suite-sweep", "sqlsmith", "cancel", "citus", "arrow-types", "insert", "flight", "pack-suites"]
 CLUSTER_LEGS = {"diff-tpch", "answers-tpch", "answers-clickbench", "tpcds", "planner-sweep", "sqlsmith", "cancel",
                 "arrow-types", "insert"}
 
@@ -72,6 +72,8 @@ def main(argv=None) -> int:
                 res = insert_leg.leg_insert(cluster, args.state, full)
             elif name == "flight":
                 res = flight_leg.leg_flight(args.state)
+            elif name == "pack-suites":
+                res = legs.leg_pack_suites(full)
             elif name == "cancel":
                 res = legs.leg_cancel(cluster, args.cancel_iterations)
             else:

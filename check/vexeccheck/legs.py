@@ -500,6 +500,29 @@ SUITE_SWEEP = [
 ]
 
 
+def leg_pack_suites(full: bool) -> LegResult:
+    """PostGIS's whole core regression suite as vexec_postgis's oracle
+    (tools/postgis-suite: off and force against a cluster without vexec).
+    Full runs only: make test runs its slice in the regress19 leg."""
+    r = LegResult("pack-suites")
+    if not full:
+        r.skipped += 1
+        r.notes.append("the PostGIS suite's slice runs in make test's regress19 leg; whole with --full")
+        return r
+    log("pack suites: PostGIS's core regression suite, off and force against no vexec")
+    p = subprocess.run([os.path.join(REPO, "tools", "postgis-suite")], capture_output=True, text=True)
+    m = re.search(r"postgis suite \((\d+) tests.*: (\d+) same, (\d+) reviewed differences, (\d+) unexplained", p.stdout)
+    if m is None:
+        r.fail(f"tools/postgis-suite did not report (exit {p.returncode}): {(p.stdout + p.stderr)[-2000:]}")
+        return r
+    tests, differ = int(m.group(1)), int(m.group(4))
+    r.queries, r.passed = tests, tests - min(differ, tests)
+    if p.returncode != 0 or differ:
+        r.fail(f"{differ} unexplained differences (exit {p.returncode}): {p.stdout[-3000:]}")
+    r.notes.append(m.group(0))
+    return r
+
+
 def leg_suite_sweep(state: str, full: bool) -> LegResult:
     """PostgreSQL's suite (PG 19; the slice in make test) and vexec's own
     suite run under each of SUITE_SWEEP: their outputs differ in plans (not
