@@ -501,14 +501,25 @@ SUITE_SWEEP = [
 
 
 def leg_pack_suites(full: bool) -> LegResult:
-    """PostGIS's whole core regression suite as vexec_postgis's oracle
+    """The packed extensions' own suites as the packs' oracles: pgvector's
+    test/sql suite in force mode against pgvector's expected output
+    (tools/regress 19 pgvector), PostGIS's whole core regression suite
     (tools/postgis-suite: off and force against a cluster without vexec).
-    Full runs only: make test runs its slice in the regress19 leg."""
+    Full runs only: make test runs pgvector's and a slice of PostGIS's in
+    the regress19 leg."""
     r = LegResult("pack-suites")
     if not full:
         r.skipped += 1
-        r.notes.append("the PostGIS suite's slice runs in make test's regress19 leg; whole with --full")
+        r.notes.append("make test's regress19 leg runs pgvector's suite and PostGIS's slice; whole with --full")
         return r
+    log("pack suites: pgvector's own suite in force mode")
+    p = subprocess.run([os.path.join(REPO, "tools", "regress"), "19", "pgvector"], capture_output=True, text=True)
+    ok = re.findall(r"^ok \d+ ", p.stdout, re.M)
+    bad = re.findall(r"^not ok \d+ .*$", p.stdout, re.M)
+    r.queries += len(ok) + len(bad)
+    r.passed += len(ok)
+    if p.returncode != 0 or bad or not ok:
+        r.fail(f"pgvector's suite (exit {p.returncode}): {bad or (p.stdout + p.stderr)[-2000:]}")
     log("pack suites: PostGIS's core regression suite, off and force against no vexec")
     p = subprocess.run([os.path.join(REPO, "tools", "postgis-suite")], capture_output=True, text=True)
     m = re.search(r"postgis suite \((\d+) tests.*: (\d+) same, (\d+) reviewed differences, (\d+) unexplained", p.stdout)
@@ -516,7 +527,8 @@ def leg_pack_suites(full: bool) -> LegResult:
         r.fail(f"tools/postgis-suite did not report (exit {p.returncode}): {(p.stdout + p.stderr)[-2000:]}")
         return r
     tests, differ = int(m.group(1)), int(m.group(4))
-    r.queries, r.passed = tests, tests - min(differ, tests)
+    r.queries += tests
+    r.passed += tests - min(differ, tests)
     if p.returncode != 0 or differ:
         r.fail(f"{differ} unexplained differences (exit {p.returncode}): {p.stdout[-3000:]}")
     r.notes.append(m.group(0))
