@@ -343,6 +343,47 @@ SELECT vexec.arrow_insert('ins_arrow2', vexec.arrow_ipc($$SELECT 7 AS id, 'a' AS
 RESET ROLE;
 \set VERBOSITY default
 SELECT count(*) FROM ins_arrow2;
+-- A corrupt stream is malformed Arrow (22P03), or decodes to values the
+-- table then judges: never an internal error, a panic or a huge allocation
+-- (a length changed to about 2^55 could abort the backend). Every byte of
+-- a small stream changed in turn (three ways: its high bit makes a body
+-- length huge).
+CREATE TABLE ins_fuzz (id int, label text);
+CREATE FUNCTION fuzz_codes(s bytea) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  codes text[] := '{}';
+  flip int;
+  c text;
+BEGIN
+  FOR i IN 0 .. length(s) - 1 LOOP
+    FOREACH flip IN ARRAY ARRAY[255, 128, 1] LOOP
+      BEGIN
+        PERFORM vexec.arrow_insert('ins_fuzz', set_byte(s, i, get_byte(s, i) # flip));
+      EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS c = RETURNED_SQLSTATE;
+        IF c IN ('XX000', 'XX001', 'XX002') OR c LIKE '53%' OR c LIKE '58%' THEN
+          codes := codes || c;
+        END IF;
+      END;
+    END LOOP;
+  END LOOP;
+  RETURN CASE WHEN codes = '{}' THEN 'no internal or resource error' ELSE array_to_string(codes, ', ') END;
+END $$;
+SELECT fuzz_codes(vexec.arrow_ipc($$SELECT g AS id, 'label ' || g AS label FROM generate_series(1, 3) g$$));
+-- A string column's pg.type (field metadata) names a type, parsed as one:
+-- never SQL text in the INSERT, never a zero byte.
+CREATE TABLE ins_typed (x inet);
+CREATE FUNCTION typed_as(t bytea) RETURNS bytea LANGUAGE sql AS $$
+  SELECT overlay(s placing t from position('inet'::bytea in s))
+    FROM (SELECT vexec.arrow_ipc($q$SELECT '1.2.3.4'::inet AS x$q$) s) a $$;
+\set VERBOSITY sqlstate
+SELECT vexec.arrow_insert('ins_typed', typed_as('int)'));
+SELECT vexec.arrow_insert('ins_typed', typed_as('\x696e0074'));
+SELECT vexec.arrow_insert('ins_typed', typed_as('nope'));
+SELECT vexec.arrow_insert('ins_typed', typed_as('int4'));
+\set VERBOSITY default
+SELECT vexec.arrow_insert('ins_typed', typed_as('inet'));
+SELECT x FROM ins_typed;
 
 -- A long stream goes in by chunks of about half work_mem, one execution of
 -- the INSERT each (their rows have different command ids), all in one

@@ -72,6 +72,27 @@ fn quote(ident: &str) -> String {
     unsafe { std::ffi::CStr::from_ptr(pg_sys::quote_identifier(c.as_ptr())).to_string_lossy().into_owned() }
 }
 
+/// A typed column's `pg.type` as PostgreSQL names the type it parses to
+/// (quoted where needed): the name goes into the INSERT's column definition
+/// list, so it must name a type, never be SQL text. A name that is not a
+/// type raises PostgreSQL's error (42601, 42704).
+fn canonical(source: Source) -> Source {
+    let Source::Typed(name) = &source else { return source };
+    let c = CString::new(name.as_str()).unwrap_or_else(|_| {
+        fail(PgSqlErrorCode::ERRCODE_INVALID_NAME, "a pg.type name contains a zero byte")
+    });
+    let (mut typid, mut typmod) = (pg_sys::InvalidOid, -1i32);
+    // SAFETY: parseTypeString reads a C string (raising on a bad name); format_type_with_typemod
+    // returns a palloc'd C string.
+    let formatted = unsafe {
+        pg_sys::parseTypeString(c.as_ptr(), &mut typid, &mut typmod, std::ptr::null_mut());
+        std::ffi::CStr::from_ptr(pg_sys::format_type_with_typemod(typid, typmod))
+            .to_string_lossy()
+            .into_owned()
+    };
+    Source::Typed(formatted)
+}
+
 /// Insert `batches` into `table` as the current role; the Arrow fields name
 /// the target columns (any others get their defaults). Returns the number
 /// of rows inserted.
@@ -91,7 +112,7 @@ pub fn insert(table: pg_sys::Oid, batches: Batches) -> u64 {
         ereport!(ERROR, PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, "an Arrow stream without columns");
     }
     let sources: Vec<Source> =
-        fields.iter().map(|f| ingest::source_of(f).unwrap_or_else(|e| raise(&e))).collect();
+        fields.iter().map(|f| canonical(ingest::source_of(f).unwrap_or_else(|e| raise(&e)))).collect();
     // SAFETY: catalog lookups by OID; the names are palloc'd C strings or null.
     let target = unsafe {
         let name = pg_sys::get_rel_name(table);

@@ -3,8 +3,8 @@
 //! `RecordBatchStreamWriter`) into a table, and `vexec.ingest_rows`, the
 //! function the sink's INSERT reads its rows from (`rows.rs`).
 
-use arrow_ipc::reader::StreamReader;
 use pgrx::prelude::*;
+use vexec_core::arrow::stream::IpcReader;
 
 use super::Batches;
 
@@ -21,14 +21,9 @@ CREATE FUNCTION vexec.ingest_rows(handle bigint) RETURNS SETOF record
 /// current role (its fields name the columns); returns how many.
 #[pg_extern(volatile, parallel_unsafe)]
 fn arrow_insert(target: pgrx::PgRelation, stream: &[u8]) -> i64 {
-    let reader = StreamReader::try_new(std::io::Cursor::new(stream.to_vec()), None).unwrap_or_else(|e| {
-        super::fail(
-            PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
-            format!("not an Arrow IPC stream: {e}"),
-        )
-    });
-    let schema = reader.schema();
-    let batches = Batches { schema, batches: Box::new(reader.map(|b| b.map_err(|e| e.to_string()))) };
+    let reader = IpcReader::open(stream.to_vec())
+        .unwrap_or_else(|e| super::fail(PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION, e));
+    let batches = Batches { schema: reader.schema(), batches: Box::new(reader) };
     let oid = target.oid();
     drop(target);
     super::insert(oid, batches) as i64

@@ -1,12 +1,16 @@
 //! RecordBatches out: an Arrow IPC stream in memory, or the Arrow C Data
-//! Interface (the ABI other extensions read batches through).
+//! Interface (the ABI other extensions read batches through); and in: an
+//! Arrow IPC stream from a client, read as untrusted input ([`IpcReader`]).
 
+use std::io::Cursor;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use arrow_array::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::{Array, RecordBatch, StructArray};
+use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::StreamWriter;
-use arrow_schema::{ArrowError, Schema};
+use arrow_schema::{ArrowError, Schema, SchemaRef};
 
 /// An Arrow IPC stream written to memory, batch by batch.
 pub struct IpcStream {
@@ -43,6 +47,76 @@ impl IpcStream {
         self.writer.finish()?;
         self.writer.into_inner()
     }
+}
+
+/// An Arrow IPC stream from a client (a bytea, a Flight handle), read as
+/// untrusted input: malformed bytes are an error, never a panic or an abort.
+/// arrow-rs allocates each message's declared metadata and body length
+/// before reading them, so a corrupt length could ask for terabytes (and an
+/// allocation failure aborts the process): the framing is checked first
+/// ([`check_ipc_frames`]). arrow-rs also panics on some malformed buffers
+/// (one that does not fit its message's body) rather than erring: caught.
+pub struct IpcReader {
+    reader: StreamReader<Cursor<Vec<u8>>>,
+}
+
+impl IpcReader {
+    pub fn open(bytes: Vec<u8>) -> Result<IpcReader, String> {
+        check_ipc_frames(&bytes)?;
+        match catch_unwind(AssertUnwindSafe(|| StreamReader::try_new(Cursor::new(bytes), None))) {
+            Ok(Ok(reader)) => Ok(IpcReader { reader }),
+            Ok(Err(e)) => Err(format!("not an Arrow IPC stream: {e}")),
+            Err(_) => Err("not an Arrow IPC stream: its schema does not decode".into()),
+        }
+    }
+
+    pub fn schema(&self) -> SchemaRef {
+        self.reader.schema()
+    }
+}
+
+impl Iterator for IpcReader {
+    type Item = Result<RecordBatch, String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match catch_unwind(AssertUnwindSafe(|| self.reader.next())) {
+            Ok(batch) => batch.map(|b| b.map_err(|e| format!("a malformed Arrow batch: {e}"))),
+            Err(_) => Some(Err("a malformed Arrow batch: its buffers do not fit its body".into())),
+        }
+    }
+}
+
+/// Check that the messages of the Arrow IPC stream `bytes` fit in it, as
+/// arrow-rs's stream reader frames them: an optional continuation marker
+/// (0xFFFFFFFF), the metadata length (a little-endian i32; 0 or the end of
+/// the bytes ends the stream), a flatbuffer `Message` whose `bodyLength`
+/// bytes follow it.
+pub fn check_ipc_frames(bytes: &[u8]) -> Result<(), String> {
+    let word = |at: usize| bytes.get(at..at + 4).map(|w| i32::from_le_bytes(w.try_into().expect("4 bytes")));
+    let mut pos = 0;
+    while let Some(mut len) = word(pos) {
+        pos += 4;
+        if len == -1 {
+            len = word(pos).ok_or("the stream ends inside a message's length")?;
+            pos += 4;
+        }
+        if len == 0 {
+            break;
+        }
+        let meta_len =
+            usize::try_from(len).map_err(|_| format!("a message's metadata length is negative ({len})"))?;
+        let meta =
+            bytes.get(pos..pos + meta_len).ok_or("a message's metadata runs past the end of the stream")?;
+        let message = arrow_ipc::root_as_message(meta)
+            .map_err(|e| format!("a message's metadata does not decode: {e}"))?;
+        let body = message.bodyLength();
+        pos += meta_len;
+        match usize::try_from(body) {
+            Ok(b) if b <= bytes.len() - pos => pos += b,
+            _ => return Err(format!("a message's body ({body} bytes) runs past the end of the stream")),
+        }
+    }
+    Ok(())
 }
 
 /// A schema as an Arrow C Data Interface schema (a struct of the columns).
@@ -86,6 +160,58 @@ pub unsafe fn batch_from_c(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A small stream (a schema and two batches) and its messages' offsets.
+    fn small_stream() -> Vec<u8> {
+        let batch = RecordBatch::try_from_iter([
+            ("id", Arc::new(arrow_array::Int32Array::from(vec![1, 2, 3])) as arrow_array::ArrayRef),
+            ("label", Arc::new(arrow_array::StringArray::from(vec!["a", "bb", "ccc"])) as _),
+        ])
+        .unwrap();
+        let mut w = IpcStream::new(&batch.schema()).unwrap();
+        w.write(&batch).unwrap();
+        w.write(&batch).unwrap();
+        w.finish().unwrap()
+    }
+
+    #[test]
+    fn untrusted_streams_are_errors_never_panics_or_huge_allocations() {
+        let good = small_stream();
+        let r = IpcReader::open(good.clone()).unwrap();
+        assert_eq!(r.map(|b| b.unwrap().num_rows()).sum::<usize>(), 6);
+        // Every byte changed in turn, and every prefix: an error or a stream
+        // that decodes, never a panic escaping or an allocation past the
+        // stream's size (each declared length is checked against the bytes).
+        let mut errors = 0;
+        for i in 0..good.len() {
+            for flip in [0xff, 0x80, 0x01, 0x7f] {
+                let mut bad = good.clone();
+                bad[i] ^= flip;
+                match IpcReader::open(bad) {
+                    Ok(r) => errors += r.filter(|b| b.is_err()).count(),
+                    Err(_) => errors += 1,
+                }
+            }
+            let _ = IpcReader::open(good[..i].to_vec()).map(|r| r.count());
+        }
+        assert!(errors > good.len(), "{errors}");
+        // A body length far past the stream: refused before any allocation.
+        let mut huge = good.clone();
+        let (meta_len, meta_at) = (i32::from_le_bytes(huge[4..8].try_into().unwrap()) as usize, 8);
+        let second = meta_at
+            + meta_len
+            + arrow_ipc::root_as_message(&huge[meta_at..meta_at + meta_len]).unwrap().bodyLength() as usize;
+        let second_meta = i32::from_le_bytes(huge[second + 4..second + 8].try_into().unwrap()) as usize;
+        let body_len =
+            arrow_ipc::root_as_message(&huge[second + 8..second + 8 + second_meta]).unwrap().bodyLength();
+        let pos = huge[second + 8..second + 8 + second_meta]
+            .windows(8)
+            .position(|w| w == body_len.to_le_bytes())
+            .expect("the body length in the flatbuffer");
+        huge[second + 8 + pos..second + 8 + pos + 8].copy_from_slice(&(1i64 << 50).to_le_bytes());
+        let err = IpcReader::open(huge).err().unwrap();
+        assert!(err.contains("runs past the end"), "{err}");
+    }
     use crate::arrow::{BatchBuilder, ColumnType, PgColumn, Value};
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Date32Type, Decimal128Type, Int32Type, TimestampMicrosecondType};

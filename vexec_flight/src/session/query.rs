@@ -82,9 +82,10 @@ fn read_params(ipc: &[u8]) -> Result<Option<(SchemaRef, Vec<RecordBatch>)>, Stri
     if ipc.is_empty() {
         return Ok(None);
     }
-    let reader = arrow_ipc::reader::StreamReader::try_new(ipc, None).map_err(|e| e.to_string())?;
+    // The handle came back from the client: untrusted bytes.
+    let reader = vexec_core::arrow::stream::IpcReader::open(ipc.to_vec())?;
     let schema = reader.schema();
-    let batches = reader.collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+    let batches = reader.collect::<Result<Vec<_>, _>>()?;
     Ok(Some((schema, batches)))
 }
 
