@@ -343,6 +343,18 @@ SELECT vexec.arrow_insert('ins_arrow2', vexec.arrow_ipc($$SELECT 7 AS id, 'a' AS
 RESET ROLE;
 \set VERBOSITY default
 SELECT count(*) FROM ins_arrow2;
+-- Decimal128 values into numeric are built directly (no text): the same
+-- numeric, byte for byte (numeric_send), as numeric_in makes of their text.
+CREATE TABLE ins_dec (a numeric, b numeric, c numeric(20, 9));
+CREATE VIEW ins_dec_src AS SELECT x::numeric(38, 4) AS a, y::numeric(38, 0) AS b, z::numeric(20, 9) AS c
+  FROM (VALUES (0, 0, 0), (-1.5, 99999999999999999999999999999999999999, -12345678901.123456789),
+               (0.0001, -99999999999999999999999999999999999999, 0.000000001),
+               (1234567890123456789012345678901234.5678, 1, -0.5), (-0.0001, -10000, 99999999999.999999999)) v(x, y, z);
+SELECT vexec.arrow_insert('ins_dec', vexec.arrow_ipc('SELECT * FROM ins_dec_src'));
+SELECT * FROM ins_dec ORDER BY a;
+SELECT count(*) AS differ FROM (
+  SELECT numeric_send(a), numeric_send(b), numeric_send(c) FROM ins_dec
+  EXCEPT ALL SELECT numeric_send(a), numeric_send(b), numeric_send(c) FROM ins_dec_src) d;
 -- A corrupt stream is malformed Arrow (22P03), or decodes to values the
 -- table then judges: never an internal error, a panic or a huge allocation
 -- (a length changed to about 2^55 could abort the backend). Every byte of

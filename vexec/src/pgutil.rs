@@ -109,3 +109,18 @@ pub unsafe fn explain_text(es: *mut pg_sys::ExplainState, label: &std::ffi::CStr
     // context.
     unsafe { pg_sys::ExplainPropertyText(label.as_ptr(), pg_sys::pstrdup(v.as_ptr()), es) };
 }
+
+/// A varlena copy of `payload` (a 4-byte header, then the bytes) in the
+/// current memory context, as a Datum.
+///
+/// # Safety
+/// In a memory context PostgreSQL may palloc in (the backend's main thread).
+pub unsafe fn palloc_varlena(payload: &[u8]) -> usize {
+    // SAFETY: palloc in the current memory context; the copy is bytes.len() bytes.
+    unsafe {
+        let bytes = vexec_core::batch::varlena::make_4b(payload);
+        let p = pg_sys::palloc(bytes.len()) as *mut u8;
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
+        p as usize
+    }
+}

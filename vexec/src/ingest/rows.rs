@@ -26,6 +26,13 @@ pub(crate) struct Column {
     input: Option<(pg_sys::Oid, pg_sys::Oid, i32)>,
 }
 
+impl Column {
+    /// Read into numeric without a typmod (by numeric_in, else).
+    fn plain_numeric(&self) -> bool {
+        matches!(self.input, Some((_, ioparam, -1)) if ioparam == pg_sys::NUMERICOID)
+    }
+}
+
 /// The text of `s` in the server's encoding (validated: an invalid byte
 /// sequence or a zero byte is 22021), as a palloc'd C string and its length.
 unsafe fn server_text(s: &[u8]) -> (*const std::ffi::c_char, usize) {
@@ -94,6 +101,17 @@ unsafe fn datum(col: &Column, a: &ArrayRef, row: usize) -> pg_sys::Datum {
             }
             (_, DataType::Float64) => {
                 a.as_primitive::<Float64Type>().value(row).into_datum().expect("a float")
+            }
+            // Into numeric without a typmod (the column definition list's),
+            // the value's numeric built directly, as numeric_in would make it
+            // from the value's text (dscale = the decimal's scale); the
+            // target column's typmod is then applied by the INSERT.
+            (_, DataType::Decimal128(_, s)) if *s >= 0 && col.plain_numeric() => {
+                let payload = vexec_core::numeric::encode_payload(
+                    a.as_primitive::<Decimal128Type>().value(row),
+                    *s as u16,
+                );
+                pg_sys::Datum::from(crate::pgutil::palloc_varlena(&payload))
             }
             (_, DataType::Decimal128(_, s)) => input(
                 col,

@@ -50,7 +50,7 @@
 use std::ptr;
 
 use crate::exec::node::{self, BatchOps, BatchSource, NodeMethods, VecNode, VectorBatch};
-use crate::pgutil::SyncPtr;
+use crate::pgutil::{palloc_varlena, SyncPtr};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::agg::{

@@ -75,17 +75,6 @@ pub(super) fn validity_only(c: &Column) -> Column {
     out
 }
 
-/// A varlena copy of `payload` in the current memory context.
-pub(super) unsafe fn palloc_varlena(payload: &[u8]) -> usize {
-    // SAFETY: palloc in the current memory context; the copy is bytes.len() bytes.
-    unsafe {
-        let bytes = vexec_core::batch::varlena::make_4b(payload);
-        let p = pg_sys::palloc(bytes.len()) as *mut u8;
-        ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
-        p as usize
-    }
-}
-
 pub(super) unsafe fn numeric_datum(value: i128) -> usize {
     // SAFETY: as palloc_varlena.
     unsafe { palloc_varlena(&vexec_core::numeric::encode_payload(value, 0)) }
