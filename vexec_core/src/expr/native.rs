@@ -29,41 +29,38 @@ pub(super) fn native_rows(
     let (a, b) = (&*a, &*b);
     match (native, rest) {
         (Native::Box(pred), []) => {
-            let (mut x, mut y) = (Parsed::default(), Parsed::default());
-            rows.retain(|&r| match (x.get(a[r as usize], box2df), y.get(b[r as usize], box2df)) {
-                (Some(p), Some(q)) => {
-                    results[r as usize] = Some(pred.test(&p, &q) as usize);
-                    false
-                }
-                _ => true,
-            });
+            decide_pairs(a, b, rows, results, box2df, |p, q, _| Some(pred.test(&p, &q)))
         }
         (Native::FalseIfDisjoint, []) => {
-            let (mut x, mut y) = (Parsed::default(), Parsed::default());
-            rows.retain(|&r| {
-                let i = r as usize;
-                let decided = match (x.get(a[i], srid_box), y.get(b[i], srid_box)) {
-                    (Some(p), Some(q)) => false_if_disjoint(p, q),
-                    _ => None,
-                };
-                results[i] = decided.map(|t| t as usize);
-                decided.is_none()
-            });
+            decide_pairs(a, b, rows, results, srid_box, |p, q, _| false_if_disjoint(p, q))
         }
-        (Native::DWithinPoints, [tolerance]) => {
-            let (mut x, mut y) = (Parsed::default(), Parsed::default());
-            rows.retain(|&r| {
-                let i = r as usize;
-                let decided = match (x.get(a[i], point), y.get(b[i], point)) {
-                    (Some(p), Some(q)) => dwithin_points(p, q, f64::from_bits(tolerance[i] as u64)),
-                    _ => None,
-                };
-                results[i] = decided.map(|t| t as usize);
-                decided.is_none()
-            });
-        }
+        (Native::DWithinPoints, [tolerance]) => decide_pairs(a, b, rows, results, point, |p, q, i| {
+            dwithin_points(p, q, f64::from_bits(tolerance[i] as u64))
+        }),
         _ => {}
     }
+}
+
+/// The rows of `rows` that `decide` answers, from both arguments as `read`
+/// takes them and the row, get their result and leave `rows`.
+fn decide_pairs<T: Copy>(
+    a: &[usize],
+    b: &[usize],
+    rows: &mut Vec<RowIdx>,
+    results: &mut [Option<usize>],
+    read: impl Fn(&[u8]) -> Option<T>,
+    decide: impl Fn(T, T, usize) -> Option<bool>,
+) {
+    let (mut x, mut y) = (Parsed::default(), Parsed::default());
+    rows.retain(|&r| {
+        let i = r as usize;
+        let decided = match (x.get(a[i], &read), y.get(b[i], &read)) {
+            (Some(p), Some(q)) => decide(p, q, i),
+            _ => None,
+        };
+        results[i] = decided.map(|t| t as usize);
+        decided.is_none()
+    });
 }
 
 /// What a native kernel read from the last Datum of one argument: a
