@@ -74,7 +74,7 @@ def geomean(values: list[float]) -> float | None:
 
 
 def config_order(cfgs) -> list[str]:
-    rank = {"vanilla": 0, "off": 1, "auto": 2, "force": 3, "duckdb": 9}
+    rank = {"vanilla": 0, "off": 1, "auto": 2, "autoarrow": 3, "force": 4, "forcearrow": 5, "duckdb": 9}
     def key(c):
         mode, _, w = c.partition("-w")
         return (int(w) if w.isdigit() else 99, rank.get(mode, 5), c)

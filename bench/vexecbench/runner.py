@@ -75,8 +75,9 @@ class MemoryProbe:
 
 @dataclass(frozen=True)
 class Config:
-    mode: str                 # vanilla | off | auto | force | forcescan | duckdb
-                              # (forcescan: force with vector scans only, vexec.enable_agg off)
+    mode: str                 # vanilla | off | auto | force | forcescan | autoarrow | forcearrow | duckdb
+                              # (forcescan: force with vector scans only, vexec.enable_agg off;
+                              # autoarrow, forcearrow: auto, force with vexec.batch_format = arrow)
     workers: int = 0          # max_parallel_workers_per_gather (DuckDB: threads)
 
     @property
@@ -246,6 +247,8 @@ class Runner:
                      f"SET statement_timeout = '{int(self.timeout_s * 1000)}ms'"]
             if cfg.mode == "forcescan":
                 setup += ["SET vexec.mode = force", "SET vexec.enable_agg = off"]
+            elif cfg.mode in ("autoarrow", "forcearrow"):
+                setup += [f"SET vexec.mode = {cfg.mode.removesuffix('arrow')}", "SET vexec.batch_format = arrow"]
             elif cfg.server == "vexec":
                 setup.append(f"SET vexec.mode = {cfg.mode}")
             for s in setup:

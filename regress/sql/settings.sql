@@ -9,12 +9,13 @@ SET vexec.mode = explain; SHOW vexec.mode;
 SET vexec.mode = 'AUTO'; SHOW vexec.mode;
 SET vexec.mode = force; SHOW vexec.mode;
 SET vexec.mode = off; SHOW vexec.mode;
--- The arrow layout is not built yet: refused (0A000), not accepted and ignored.
-SET vexec.batch_format = arrow;
-\echo :LAST_ERROR_SQLSTATE
-SHOW vexec.batch_format;
+SET vexec.batch_format = ARROW; SHOW vexec.batch_format;
 SET vexec.batch_format = postgres; SHOW vexec.batch_format;
 RESET vexec.batch_format; SHOW vexec.batch_format;
+-- The per-type layouts.
+SET vexec.bool_layout = bit; SET vexec.temporal_layout = unix; SET vexec.numeric_layout = decimal128;
+SHOW vexec.bool_layout; SHOW vexec.temporal_layout; SHOW vexec.numeric_layout;
+RESET vexec.bool_layout; RESET vexec.temporal_layout; RESET vexec.numeric_layout;
 
 -- Bounds of vexec.min_rows.
 SET vexec.min_rows = 0; SHOW vexec.min_rows;
@@ -27,6 +28,12 @@ SET vexec.mode = sideways;
 SET vexec.mode = '';
 \echo :LAST_ERROR_SQLSTATE
 SET vexec.batch_format = parquet;
+\echo :LAST_ERROR_SQLSTATE
+SET vexec.varlena_layout = view;  -- not built: no such setting (strings keep PostgreSQL's Datums)
+\echo :LAST_ERROR_SQLSTATE
+SET vexec.temporal_layout = arrow;
+\echo :LAST_ERROR_SQLSTATE
+SET vexec.debug_random_layout = -1;
 \echo :LAST_ERROR_SQLSTATE
 SET vexec.min_rows = -1;
 \echo :LAST_ERROR_SQLSTATE

@@ -53,6 +53,50 @@ impl BatchFormat {
     }
 }
 
+/// `vexec.bool_layout`: booleans in batches, a byte a value (PostgreSQL's)
+/// or a bit (Arrow's); `auto` follows `vexec.batch_format`.
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum BoolLayout {
+    #[name = c"auto"]
+    Auto,
+    #[name = c"byte"]
+    Byte,
+    #[name = c"bit"]
+    Bit,
+}
+
+/// `vexec.temporal_layout`: dates and timestamps counted from 2000-01-01
+/// (PostgreSQL's) or from 1970-01-01 (Arrow's date32, timestamp(us)).
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum TemporalLayout {
+    #[name = c"auto"]
+    Auto,
+    #[name = c"postgres"]
+    Postgres,
+    #[name = c"unix"]
+    Unix,
+}
+
+/// `vexec.numeric_layout`: numeric(p <= 38, s) values as PostgreSQL's
+/// varlenas or as Arrow's decimal128.
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum NumericLayout {
+    #[name = c"auto"]
+    Auto,
+    #[name = c"varlena"]
+    Varlena,
+    #[name = c"decimal128"]
+    Decimal128,
+}
+
+pub static BOOL_LAYOUT: GucSetting<BoolLayout> = GucSetting::<BoolLayout>::new(BoolLayout::Auto);
+pub static TEMPORAL_LAYOUT: GucSetting<TemporalLayout> =
+    GucSetting::<TemporalLayout>::new(TemporalLayout::Auto);
+pub static NUMERIC_LAYOUT: GucSetting<NumericLayout> = GucSetting::<NumericLayout>::new(NumericLayout::Auto);
+/// `vexec.debug_random_layout`: 0, or the seed of a per column and batch
+/// random choice of layout (overrides the layout settings).
+pub static DEBUG_RANDOM_LAYOUT: GucSetting<i32> = GucSetting::<i32>::new(0);
+
 pub static MODE: GucSetting<Mode> = GucSetting::<Mode>::new(Mode::Off);
 pub static BATCH_FORMAT: GucSetting<BatchFormat> = GucSetting::<BatchFormat>::new(BatchFormat::Postgres);
 /// Default of `vexec.min_rows`: below about ten batches the fixed cost of
@@ -108,28 +152,6 @@ unsafe extern "C-unwind" fn assign_mode(newval: i32, _extra: *mut std::ffi::c_vo
     }
 }
 
-/// Until the arrow layout exists (issue 42), `arrow` is refused rather than
-/// accepted and ignored: a setting never claims what the code does not do.
-#[pg_guard]
-unsafe extern "C-unwind" fn check_batch_format(
-    newval: *mut i32,
-    _extra: *mut *mut std::ffi::c_void,
-    _source: pgrx::pg_sys::GucSource::Type,
-) -> bool {
-    // SAFETY: a GUC check hook, called by guc.c on the backend's main thread with a valid newval;
-    // the detail string is palloc'd, as guc.c frees it.
-    unsafe {
-        if *newval == BatchFormat::Arrow.to_ordinal() {
-            pgrx::pg_sys::GUC_check_errcode(pgrx::PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED as i32);
-            pgrx::pg_sys::GUC_check_errdetail_string = pgrx::pg_sys::pstrdup(
-                c"The arrow batch layout is not built yet; batches use the postgres layout.".as_ptr(),
-            );
-            return false;
-        }
-    }
-    true
-}
-
 #[pg_guard]
 unsafe extern "C-unwind" fn assign_batch_format(newval: i32, _extra: *mut std::ffi::c_void) {
     if newval != BATCH_FORMAT.get().to_ordinal() {
@@ -158,11 +180,12 @@ auto: they compete with row paths on cost; force: they win wherever possible.",
         GucRegistry::define_enum_guc_with_hooks(
             c"vexec.batch_format",
             c"In-memory layout of vector batches: postgres or arrow.",
-            c"postgres keeps values as PostgreSQL defines them; arrow (not built yet, refused) will keep them in standard Arrow types.",
+            c"postgres keeps values as PostgreSQL defines them; arrow keeps booleans, dates, timestamps and numeric(p <= 38, s) \
+in Arrow's representations (vexec.bool_layout, vexec.temporal_layout, vexec.numeric_layout choose per type).",
             &BATCH_FORMAT,
             GucContext::Userset,
             planner,
-            Some(check_batch_format),
+            None,
             Some(assign_batch_format),
             None,
         );
@@ -211,7 +234,41 @@ auto: they compete with row paths on cost; force: they win wherever possible.",
     for (name, short, setting) in switches {
         GucRegistry::define_bool_guc(name, short, c"", setting, GucContext::Userset, planner);
     }
+    GucRegistry::define_enum_guc(
+        c"vexec.bool_layout",
+        c"Booleans in vector batches: byte (PostgreSQL's) or bit (Arrow's); auto follows vexec.batch_format.",
+        c"",
+        &BOOL_LAYOUT,
+        GucContext::Userset,
+        GucFlags::EXPLAIN,
+    );
+    GucRegistry::define_enum_guc(
+        c"vexec.temporal_layout",
+        c"Dates and timestamps in vector batches: postgres (from 2000-01-01) or unix (Arrow's, from 1970-01-01); auto follows vexec.batch_format.",
+        c"",
+        &TEMPORAL_LAYOUT,
+        GucContext::Userset,
+        GucFlags::EXPLAIN,
+    );
+    GucRegistry::define_enum_guc(
+        c"vexec.numeric_layout",
+        c"numeric(p <= 38, s) in vector batches: varlena (PostgreSQL's) or decimal128 (Arrow's); auto follows vexec.batch_format.",
+        c"",
+        &NUMERIC_LAYOUT,
+        GucContext::Userset,
+        GucFlags::EXPLAIN,
+    );
     // Debug settings: superuser only, so that tests can shake the executor.
+    GucRegistry::define_int_guc(
+        c"vexec.debug_random_layout",
+        c"Seed of a random layout per column and batch (debug: exercises every mix of layouts); 0 is off.",
+        c"",
+        &DEBUG_RANDOM_LAYOUT,
+        0,
+        i32::MAX,
+        GucContext::Suset,
+        GucFlags::EXPLAIN,
+    );
     GucRegistry::define_int_guc(
         c"vexec.debug_batch_size",
         c"Rows per batch (debug: small values exercise batch boundaries).",

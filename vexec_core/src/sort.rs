@@ -99,6 +99,7 @@ fn grow(v: &mut Values, len: usize) {
         Values::F32(x) => x.resize(len, 0.0),
         Values::F64(x) => x.resize(len, 0.0),
         Values::Datum(x) => x.resize(len, 0),
+        v => unreachable!("a sort store holds the postgres layout, not {v:?}"),
     }
 }
 
@@ -159,6 +160,7 @@ impl<'a> KeyValues<'a> {
             Values::F32(v) => KeyValues::F32(v),
             Values::F64(v) => KeyValues::F64(v),
             Values::Datum(v) => KeyValues::Bytes(v),
+            v => panic!("sort keys are read in the postgres layout, not {v:?}"),
         }
     }
 }

@@ -62,6 +62,12 @@ pub unsafe fn encode_rows(cols: &[&Column], fixed: &[Option<usize>], rows: &[Row
                 Values::I128(v) => out.extend_from_slice(&v[r].to_le_bytes()),
                 Values::F32(v) => out.extend_from_slice(&v[r].to_le_bytes()),
                 Values::F64(v) => out.extend_from_slice(&v[r].to_le_bytes()),
+                // Arrow-layout values are written as their postgres form
+                // (what the reader rebuilds).
+                Values::Bits(v) => out.push(v.value(r) as u8),
+                Values::Date32(_) => out.extend_from_slice(&(col.values.datum(r) as i32).to_le_bytes()),
+                Values::TimestampUs(_) => out.extend_from_slice(&(col.values.datum(r) as i64).to_le_bytes()),
+                Values::Decimal128(..) => panic!("Decimal128 columns are converted before they spill"),
                 Values::Datum(v) => match fixed {
                     Some(len) => {
                         // SAFETY: this function's contract: a fixed-length by-reference value
@@ -142,6 +148,12 @@ pub fn decode_rows(
                 Values::I128(v) => v[n] = i128::from_le_bytes(take(pos, 16)?.try_into().unwrap()),
                 Values::F32(v) => v[n] = f32::from_le_bytes(take(pos, 4)?.try_into().unwrap()),
                 Values::F64(v) => v[n] = f64::from_le_bytes(take(pos, 8)?.try_into().unwrap()),
+                v @ (Values::Bits(_)
+                | Values::Date32(_)
+                | Values::TimestampUs(_)
+                | Values::Decimal128(..)) => {
+                    unreachable!("spilled batches are read into the postgres layout, not {v:?}")
+                }
                 Values::Datum(_) => match fixed.get(c).copied().flatten() {
                     Some(len) => {
                         let value = take(pos, len)?;
@@ -184,6 +196,7 @@ fn truncate(col: &mut Column, n: usize) {
         Values::F32(v) => v.truncate(n),
         Values::F64(v) => v.truncate(n),
         Values::Datum(v) => v.truncate(n),
+        v => unreachable!("spilled batches are read into the postgres layout, not {v:?}"),
     }
     let mut validity = Bitmap::all_valid(n);
     for i in 0..n {

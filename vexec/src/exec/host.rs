@@ -71,6 +71,15 @@ pub(crate) struct PgHost<'a> {
 }
 
 impl Host for PgHost<'_> {
+    fn alloc_varlena(&mut self, bytes: &[u8]) -> usize {
+        // SAFETY: palloc in the current (the batch's) memory context; the copy is bytes.len() bytes.
+        unsafe {
+            let p = pg_sys::palloc(bytes.len()) as *mut u8;
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
+            p as usize
+        }
+    }
+
     fn detoast(&mut self, values: &mut [usize], validity: &Bitmap, rows: &[RowIdx]) {
         let (v, b) = (values.as_mut_ptr(), validity.as_bytes().as_ptr());
         // SAFETY: `values` holds a varlena pointer for every valid row of `rows`.

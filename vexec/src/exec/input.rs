@@ -25,6 +25,9 @@ pub struct ChildInput {
     /// The child returned its last row: a node must not be called again
     /// before a rescan (an index scan would start over).
     done: Cell<bool>,
+    /// Arrow-layout columns of the child's batches converted to the
+    /// postgres layout, which the nodes above a scan read.
+    pub conversions: Cell<u64>,
 }
 
 impl ChildInput {
@@ -47,7 +50,7 @@ impl ChildInput {
                 types.push(crate::expr::compile::phys_of(t).0);
                 by_ref.push((!byval).then_some(len));
             }
-            ChildInput { child, batches, types, by_ref, done: Cell::new(false) }
+            ChildInput { child, batches, types, by_ref, done: Cell::new(false), conversions: Cell::new(0) }
         }
     }
 
@@ -70,7 +73,7 @@ impl ChildInput {
                 if b.is_none() {
                     self.done.set(true);
                 }
-                return b.map(|b| (b.columns, b.rows));
+                return b.map(|b| (self.to_postgres(b.columns, &b.rows, per_batch), b.rows));
             }
             let mut columns: Vec<Column> =
                 self.types.iter().map(|&t| Column::new(t, BATCH_CAPACITY)).collect();
@@ -99,6 +102,48 @@ impl ChildInput {
                 n += 1;
             }
             (n > 0).then(|| (columns, vexec_core::batch::full_selection(n)))
+        }
+    }
+
+    /// `columns` in the postgres layout (for the rows `rows`), numerics
+    /// converted from Decimal128 allocated in `per_batch`.
+    fn to_postgres(
+        &self,
+        mut columns: Vec<Column>,
+        rows: &[RowIdx],
+        per_batch: pg_sys::MemoryContext,
+    ) -> Vec<Column> {
+        for col in columns.iter_mut().filter(|c| c.values.is_arrow()) {
+            self.conversions.set(self.conversions.get() + 1);
+            *col = vexec_core::batch::layout::to_postgres(col, rows, &mut |bytes| {
+                // SAFETY: palloc in the parent's live per-batch context, which outlives the batch.
+                unsafe {
+                    let p = pg_sys::MemoryContextAlloc(per_batch, bytes.len()) as *mut u8;
+                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
+                    p as usize
+                }
+            });
+        }
+        columns
+    }
+
+    /// EXPLAIN ANALYZE's count of the conversions of `inputs` (shown when
+    /// there were any).
+    ///
+    /// # Safety
+    /// `es` is the running EXPLAIN.
+    pub unsafe fn explain_conversions(inputs: &[&ChildInput], es: *mut pg_sys::ExplainState) {
+        let n: u64 = inputs.iter().map(|i| i.conversions.get()).sum();
+        // SAFETY: this function's contract.
+        unsafe {
+            if (*es).analyze && n > 0 {
+                pg_sys::ExplainPropertyInteger(
+                    c"Layout Conversions".as_ptr(),
+                    std::ptr::null(),
+                    n as i64,
+                    es,
+                );
+            }
         }
     }
 

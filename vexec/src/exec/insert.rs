@@ -64,6 +64,9 @@ impl InsertState {
                     Values::I128(_) => {
                         error!("vexec internal error: VecInsert got a column of 128-bit integers")
                     }
+                    Values::Bits(_) | Values::Date32(_) | Values::TimestampUs(_) | Values::Decimal128(..) => {
+                        error!("vexec internal error: VecInsert got an arrow-layout column")
+                    }
                 };
                 VxColumn {
                     attnum: c as i32 + 1,

@@ -16,6 +16,7 @@ pub(crate) mod host_keys;
 pub mod input;
 pub mod insert;
 pub mod join;
+pub mod layout;
 pub mod node;
 pub mod project;
 pub mod scan;

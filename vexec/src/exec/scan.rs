@@ -54,6 +54,7 @@ use std::ffi::c_void;
 use std::ptr;
 
 use crate::exec::host::{FmgrCache, PgHost};
+use crate::exec::layout::LayoutChoice;
 use crate::exec::node::{self, BatchOps, BatchSource, NodeMethods, VecNode, VectorBatch};
 use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
@@ -148,6 +149,10 @@ struct Stats {
     rows_in: u64,
     rows_out: u64,
     row_mode_batches: u64,
+    /// Input columns of batches put in the arrow layout.
+    arrow_columns: u64,
+    /// Arrow columns converted back for a kernel that reads the postgres layout.
+    conversions: u64,
 }
 
 pub struct ScanState {
@@ -165,6 +170,8 @@ pub struct ScanState {
     target_states: Vec<*mut pg_sys::ExprState>,
     target_copy_typlen: Vec<i16>,
     param_states: Vec<*mut pg_sys::ExprState>,
+    /// Which input columns go to the arrow layout.
+    layout: LayoutChoice,
     // --- batch state ---
     input: InputBatch,
     params: Vec<Option<usize>>,
@@ -241,6 +248,19 @@ impl VecNode for ScanState {
 
             let capacity = settings::DEBUG_BATCH_SIZE.get() as usize;
             let input = InputBatch::new(&program.inputs, capacity, program.needs_tids);
+            let desc = (*rel).rd_att;
+            let types: Vec<(pg_sys::Oid, i32)> = program
+                .inputs
+                .iter()
+                .map(|a| match a.attnum {
+                    n if n > 0 => {
+                        let att = pg_sys::TupleDescAttr(desc, n as i32 - 1);
+                        ((*att).atttypid, (*att).atttypmod)
+                    }
+                    _ => (pg_sys::InvalidOid, -1),
+                })
+                .collect();
+            let layout = LayoutChoice::from_settings(&types);
             let nq = program.quals.len();
             let st = Box::new(ScanState {
                 capacity,
@@ -254,6 +274,7 @@ impl VecNode for ScanState {
                 target_copy_typlen,
                 param_states,
                 input,
+                layout,
                 params: vec![None; program.params.len()],
                 datum_inputs: vec![vec![0; capacity]; program.inputs.len()],
                 kernel_quals: vec![vec![0; capacity]; nq],
@@ -337,6 +358,9 @@ impl VecNode for ScanState {
                     _ => "heap pages",
                 };
                 prop(c"Vector Source", source.to_string());
+                if st.layout.any() {
+                    prop(c"Batch Layout", st.layout.describe());
+                }
             }
             if (*es).analyze {
                 pg_sys::ExplainPropertyInteger(c"Batches".as_ptr(), ptr::null(), st.stats.batches as i64, es);
@@ -350,6 +374,17 @@ impl VecNode for ScanState {
                         c"Pages Pinned Directly".as_ptr(),
                         ptr::null(),
                         direct as i64,
+                        es,
+                    );
+                }
+                if (*es).verbose && st.layout.any() {
+                    let arrow = st.stats.arrow_columns as i64;
+                    pg_sys::ExplainPropertyInteger(c"Arrow Columns".as_ptr(), ptr::null(), arrow, es);
+                    let conversions = st.stats.conversions as i64;
+                    pg_sys::ExplainPropertyInteger(
+                        c"Layout Conversions".as_ptr(),
+                        ptr::null(),
+                        conversions,
                         es,
                     );
                 }
@@ -562,8 +597,10 @@ impl ScanState {
             loop {
                 check_for_interrupts!();
                 let Some(source) = self.source.as_mut() else { return false };
-                // Per-batch memory: detoasted values, fallback results, copies.
+                // Per-batch memory: detoasted values, fallback results, copies,
+                // numerics converted from Decimal128, pack functions' results.
                 pg_sys::MemoryContextReset((*self.econtext).ecxt_per_tuple_memory);
+                self.input.restore();
                 let old = pg_sys::MemoryContextSwitchTo((*self.econtext).ecxt_per_tuple_memory);
                 let more = source.next(&mut self.input, self.capacity);
                 pg_sys::MemoryContextSwitchTo(old);
@@ -572,7 +609,15 @@ impl ScanState {
                 }
                 self.stats.batches += 1;
                 self.stats.rows_in += self.input.len as u64;
-                let ok = self.eval_params().and_then(|_| self.kernel_pass());
+                let all = full_selection(self.input.len);
+                let early = self.program.early.clone();
+                self.to_arrow(|i| early[i], &all);
+                let ok = self.eval_params().and_then(|_| {
+                    let old = pg_sys::MemoryContextSwitchTo((*self.econtext).ecxt_per_tuple_memory);
+                    let ok = self.kernel_pass();
+                    pg_sys::MemoryContextSwitchTo(old);
+                    ok
+                });
                 match ok {
                     Ok(rows) => {
                         if self.program.has_fallback() {
@@ -580,8 +625,9 @@ impl ScanState {
                         }
                     }
                     Err(_) => {
+                        // PostgreSQL's evaluator reads the Datums the source filled.
                         self.stats.row_mode_batches += 1;
-                        let all = full_selection(self.input.len);
+                        self.input.restore();
                         if let Some(s) = self.source.as_mut() {
                             s.deform_late(&all);
                         }
@@ -669,12 +715,17 @@ impl ScanState {
                     .collect();
                 expr::filter_all(&quals, &mut ctx, &mut cur)?;
             }
+            self.stats.conversions += ctx.conversions;
         }
         // Late columns, for the rows that may still produce output.
         let rows = before_fallback.unwrap_or_else(|| cur.clone());
         if let Some(s) = self.source.as_mut() {
             s.deform_late(&rows);
         }
+        let early = &self.program.early;
+        let late: Vec<bool> = early.iter().map(|e| !e).collect();
+        self.to_arrow(|i| late[i], &rows);
+        let mut host = PgHost { fmgr: &mut self.fmgr };
         // SAFETY: as for the quals above.
         let mut ctx = unsafe {
             EvalCtx::new(&self.input.columns, &self.params, self.capacity, &mut host, &self.program.shared)
@@ -689,8 +740,28 @@ impl ScanState {
                 }
             });
         }
+        self.stats.conversions += ctx.conversions;
         self.out_rows = cur;
         Ok(FallbackRows { rows })
+    }
+
+    /// Put the input columns `pick` selects in the arrow layout chosen for
+    /// this batch, from their values of the rows `rows` (which the source
+    /// has filled).
+    fn to_arrow(&mut self, pick: impl Fn(usize) -> bool, rows: &[RowIdx]) {
+        if !self.layout.any() {
+            return;
+        }
+        for i in (0..self.program.inputs.len()).filter(|&i| pick(i)) {
+            if let Some(kind) = self.layout.next(i) {
+                // SAFETY: the source filled the rows' values; a numeric
+                // column's Datums point to varlenas (in pinned pages or the
+                // batch's memory).
+                if unsafe { self.input.to_arrow(i, kind, rows) } {
+                    self.stats.arrow_columns += 1;
+                }
+            }
+        }
     }
 
     /// PostgreSQL's evaluator over `rows.rows`, in the row executor's order
@@ -699,10 +770,10 @@ impl ScanState {
     fn fallback_pass(&mut self, rows: FallbackRows, row_mode: bool) {
         let cap = self.capacity;
         // The evaluator reads Datums of every input column.
-        for (i, col) in self.input.columns.iter().enumerate() {
-            let d = &mut self.datum_inputs[i];
+        for i in 0..self.input.columns.len() {
+            let (values, d) = (self.input.postgres_values(i), &mut self.datum_inputs[i]);
             for &r in &rows.rows {
-                d[r as usize] = col.values.datum(r as usize);
+                d[r as usize] = values.datum(r as usize);
             }
         }
         let inputs: Vec<VxInput> = self
@@ -794,8 +865,8 @@ impl ScanState {
             for (t, o) in self.out.iter().enumerate() {
                 let (d, null) = match o {
                     OutCol::Input(i) => {
-                        let c = &self.input.columns[*i];
-                        (c.values.datum(row), !c.is_valid(row))
+                        let valid = self.input.columns[*i].is_valid(row);
+                        (self.input.postgres_values(*i).datum(row), !valid)
                     }
                     OutCol::Kernel(c) => (c.values.datum(row), !c.is_valid(row)),
                     OutCol::Datums { values, isnull } => (values[row], isnull[row]),
@@ -817,7 +888,7 @@ impl ScanState {
             .into_iter()
             .zip(&self.program.target_phys)
             .map(|(o, &phys)| match o {
-                OutCol::Input(i) => self.input.columns[i].clone(),
+                OutCol::Input(i) => self.input.batch_column(i),
                 OutCol::Kernel(c) => c,
                 OutCol::Datums { values, isnull } => {
                     let mut c = Column::new(phys, values.len());

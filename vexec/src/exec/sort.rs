@@ -328,6 +328,7 @@ impl VecNode for SortState {
                 let native = st.cmps.iter().filter(|c| matches!(c, KeyCmp::Native { .. })).count();
                 prop(c"Vector Keys", format!("{native} of {}", st.cmps.len()));
                 prop(c"Input", if st.src.batches() { "batches".into() } else { "rows".into() });
+                ChildInput::explain_conversions(&[&st.src], es);
             }
             if (*es).analyze && st.sorted {
                 int(c"Batches", None, st.stats.batches);

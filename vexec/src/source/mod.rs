@@ -12,7 +12,8 @@
 //! locks) is always the access method's, opened by table_beginscan.
 
 use pgrx::pg_sys;
-use vexec_core::batch::{Column, PhysType};
+use vexec_core::batch::layout::{self, ArrowKind};
+use vexec_core::batch::{Column, PhysType, RowIdx, Values};
 
 use crate::shim::{self, VxColumn};
 
@@ -44,7 +45,15 @@ impl InputAttr {
 
 /// The columns the source fills, one per needed attribute.
 pub struct InputBatch {
+    /// In the postgres layout as the source fills them; a column put in
+    /// the arrow layout for the batch ([`InputBatch::to_arrow`]) holds its
+    /// arrow values here and its filled values in `parked`.
     pub columns: Vec<Column>,
+    /// Per column, the values the source filled while `columns` holds the
+    /// column's arrow form. The source keeps pointers to these buffers:
+    /// they are moved, never reallocated, and put back before it fills the
+    /// next batch ([`InputBatch::restore`]).
+    parked: Vec<Option<Values>>,
     /// Item pointers of the rows (when ctid is needed).
     pub tids: Vec<pg_sys::ItemPointerData>,
     pub len: usize,
@@ -54,8 +63,54 @@ impl InputBatch {
     pub fn new(attrs: &[InputAttr], capacity: usize, with_tids: bool) -> InputBatch {
         InputBatch {
             columns: attrs.iter().map(|a| Column::new(a.phys, capacity)).collect(),
+            parked: vec![None; attrs.len()],
             tids: if with_tids { vec![pg_sys::ItemPointerData::default(); capacity] } else { Vec::new() },
             len: 0,
+        }
+    }
+
+    /// Put column `i` in the arrow layout of `kind` for this batch, if every
+    /// valid value among `rows` has an exact arrow form. Returns whether it did.
+    ///
+    /// # Safety
+    /// For a numeric column: its valid Datums among `rows` point to varlenas.
+    pub unsafe fn to_arrow(&mut self, i: usize, kind: ArrowKind, rows: &[RowIdx]) -> bool {
+        debug_assert!(self.parked[i].is_none());
+        // SAFETY: this function's contract.
+        match unsafe { layout::to_arrow(&self.columns[i], kind, rows) } {
+            Some(values) => {
+                self.parked[i] = Some(std::mem::replace(&mut self.columns[i].values, values));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Every column back in the postgres layout the source fills.
+    pub fn restore(&mut self) {
+        for (col, parked) in self.columns.iter_mut().zip(&mut self.parked) {
+            if let Some(values) = parked.take() {
+                col.values = values;
+            }
+        }
+    }
+
+    /// Column `i`'s values as the source filled them (PostgreSQL's Datums,
+    /// for slots and PostgreSQL's evaluator).
+    pub fn postgres_values(&self, i: usize) -> &Values {
+        self.parked[i].as_ref().unwrap_or(&self.columns[i].values)
+    }
+
+    /// Column `i` for a vector parent: as the batch holds it, except that a
+    /// Decimal128 column goes up as the numerics the source read (parents
+    /// read numerics as Datums; no node above a scan takes Decimal128 yet).
+    pub fn batch_column(&self, i: usize) -> Column {
+        let col = &self.columns[i];
+        match (&col.values, &self.parked[i]) {
+            (Values::Decimal128(..), Some(values)) => {
+                Column { values: values.clone(), validity: col.validity.clone() }
+            }
+            _ => col.clone(),
         }
     }
 

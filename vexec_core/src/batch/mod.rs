@@ -7,14 +7,18 @@
 //! *selection* (a list of live row indexes, ascending), so `count(*)` and NULL handling
 //! stay separate concerns.
 //!
-//! Layouts. This module is the `postgres` layout: fixed-width values at their
-//! width, bool a byte a value, dates and timestamps in PostgreSQL's epoch,
-//! by-reference values (text, numeric, ...) as the Datum (pointer) PostgreSQL
-//! gives. The `arrow` layout will add variants (bit-packed bool, views for
-//! strings, Unix epochs) next to these rather than change them; kernels
-//! dispatch on the variant once per column.
+//! Layouts. The first [`Values`] variants are the `postgres` layout:
+//! fixed-width values at their width, bool a byte a value, dates and
+//! timestamps in PostgreSQL's epoch, by-reference values (text, numeric, ...)
+//! as the Datum (pointer) PostgreSQL gives. The last ones are the `arrow`
+//! layout's representations of the types where Arrow's differs (bit-packed
+//! booleans, Unix-epoch dates and timestamps, Decimal128); [`layout`]
+//! converts between the two. Kernels take the postgres layout unless they
+//! say otherwise: the evaluator converts an arrow column for the others
+//! and counts it (`EvalCtx::input`).
 
 mod bitmap;
+pub mod layout;
 pub mod varlena;
 
 pub use bitmap::Bitmap;
@@ -74,6 +78,18 @@ pub enum Values {
     F32(Vec<f32>),
     F64(Vec<f64>),
     Datum(Vec<usize>),
+    /// Arrow layout of bool: one bit a value, least significant first.
+    Bits(arrow_buffer::BooleanBuffer),
+    /// Arrow layout of date: days since 1970-01-01 (Arrow's date32);
+    /// `i32::MIN`/`i32::MAX` stay -infinity/+infinity.
+    Date32(Vec<i32>),
+    /// Arrow layout of timestamp and timestamptz: microseconds since
+    /// 1970-01-01 00:00 (Arrow's timestamp(us)); `i64::MIN`/`i64::MAX`
+    /// stay -infinity/+infinity.
+    TimestampUs(Vec<i64>),
+    /// Arrow layout of numeric(p <= 38, s): the value times `10^s` (Arrow's
+    /// decimal128(p, s)), with `s`.
+    Decimal128(Vec<i128>, u16),
 }
 
 impl Values {
@@ -90,17 +106,25 @@ impl Values {
         }
     }
 
+    /// The physical type of the column in the postgres layout (an arrow
+    /// column's is the one it converts to).
     pub fn phys_type(&self) -> PhysType {
         match self {
-            Values::Bool(_) => PhysType::Bool,
+            Values::Bool(_) | Values::Bits(_) => PhysType::Bool,
             Values::I16(_) => PhysType::I16,
-            Values::I32(_) => PhysType::I32,
-            Values::I64(_) => PhysType::I64,
+            Values::I32(_) | Values::Date32(_) => PhysType::I32,
+            Values::I64(_) | Values::TimestampUs(_) => PhysType::I64,
             Values::I128(_) => PhysType::I128,
             Values::F32(_) => PhysType::F32,
             Values::F64(_) => PhysType::F64,
-            Values::Datum(_) => PhysType::Datum,
+            Values::Datum(_) | Values::Decimal128(..) => PhysType::Datum,
         }
+    }
+
+    /// Whether these are values in one of the arrow layout's own
+    /// representations (which kernels take only where they say so).
+    pub fn is_arrow(&self) -> bool {
+        matches!(self, Values::Bits(_) | Values::Date32(_) | Values::TimestampUs(_) | Values::Decimal128(..))
     }
 
     pub fn len(&self) -> usize {
@@ -113,6 +137,10 @@ impl Values {
             Values::F32(v) => v.len(),
             Values::F64(v) => v.len(),
             Values::Datum(v) => v.len(),
+            Values::Bits(v) => v.len(),
+            Values::Date32(v) => v.len(),
+            Values::TimestampUs(v) => v.len(),
+            Values::Decimal128(v, _) => v.len(),
         }
     }
 
@@ -120,18 +148,19 @@ impl Values {
         self.len() == 0
     }
 
-    /// Width in bytes of one value.
+    /// Width in bytes of one value (rounded up: a bit counts as a byte).
     pub fn width(&self) -> usize {
         match self {
-            Values::Bool(_) => 1,
+            Values::Bool(_) | Values::Bits(_) => 1,
             Values::I16(_) => 2,
-            Values::I32(_) | Values::F32(_) => 4,
-            Values::I64(_) | Values::F64(_) | Values::Datum(_) => 8,
-            Values::I128(_) => 16,
+            Values::I32(_) | Values::F32(_) | Values::Date32(_) => 4,
+            Values::I64(_) | Values::F64(_) | Values::Datum(_) | Values::TimestampUs(_) => 8,
+            Values::I128(_) | Values::Decimal128(..) => 16,
         }
     }
 
-    /// Raw pointer to the first value, for a C producer that fills the column.
+    /// Raw pointer to the first value, for a C producer that fills the
+    /// column. Producers fill the postgres layout only.
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         match self {
             Values::Bool(v) => v.as_mut_ptr(),
@@ -142,13 +171,19 @@ impl Values {
             Values::F32(v) => v.as_mut_ptr().cast(),
             Values::F64(v) => v.as_mut_ptr().cast(),
             Values::Datum(v) => v.as_mut_ptr().cast(),
+            v @ (Values::Bits(_) | Values::Date32(_) | Values::TimestampUs(_) | Values::Decimal128(..)) => {
+                panic!("{v:?} columns are converted from the postgres layout, not filled")
+            }
         }
     }
 
     /// The value of row `i` as a PostgreSQL Datum (by-value types are
-    /// converted the way PostgreSQL's `XGetDatum` macros do). An I128 value
+    /// converted the way PostgreSQL's `XGetDatum` macros do; arrow dates
+    /// and timestamps shifted back to PostgreSQL's epoch). An I128 value
     /// has no Datum: its low 64 bits are returned, which is the value only
     /// when it fits an i64 (consumers of I128 columns read them as i128).
+    /// Neither has a Decimal128 value: those columns are converted
+    /// ([`layout::to_postgres`]) before anything reads Datums.
     #[inline]
     pub fn datum(&self, i: usize) -> usize {
         match self {
@@ -160,10 +195,15 @@ impl Values {
             Values::F32(v) => v[i].to_bits() as usize,
             Values::F64(v) => v[i].to_bits() as usize,
             Values::Datum(v) => v[i],
+            Values::Bits(v) => v.value(i) as usize,
+            Values::Date32(v) => layout::date_from_unix(v[i]) as i64 as usize,
+            Values::TimestampUs(v) => layout::timestamp_from_unix(v[i]) as usize,
+            Values::Decimal128(..) => panic!("a Decimal128 value has no Datum: convert the column first"),
         }
     }
 
     /// Set row `i` from a PostgreSQL Datum (the inverse of [`Values::datum`]).
+    /// Arrow columns are made whole by [`layout`], not row by row.
     #[inline]
     pub fn set_datum(&mut self, i: usize, d: usize) {
         match self {
@@ -175,6 +215,9 @@ impl Values {
             Values::F32(v) => v[i] = f32::from_bits(d as u32),
             Values::F64(v) => v[i] = f64::from_bits(d as u64),
             Values::Datum(v) => v[i] = d,
+            v @ (Values::Bits(_) | Values::Date32(_) | Values::TimestampUs(_) | Values::Decimal128(..)) => {
+                panic!("{:?} values are not set from Datums", v.phys_type())
+            }
         }
     }
 
@@ -233,6 +276,15 @@ impl Column {
             (Values::F32(a), Values::F32(b)) => extend!(a, b),
             (Values::F64(a), Values::F64(b)) => extend!(a, b),
             (Values::Datum(a), Values::Datum(b)) => extend!(a, b),
+            (Values::Date32(a), Values::Date32(b)) => extend!(a, b),
+            (Values::TimestampUs(a), Values::TimestampUs(b)) => extend!(a, b),
+            (Values::Decimal128(a, s), Values::Decimal128(b, t)) if s == t => extend!(a, b),
+            (Values::Bits(a), Values::Bits(b)) => {
+                let mut all = arrow_buffer::BooleanBufferBuilder::new(a.len() + b.len());
+                all.append_buffer(a);
+                all.append_buffer(b);
+                *a = all.finish();
+            }
             _ => return false,
         }
         self.validity.extend_from(&other.validity);
@@ -255,6 +307,7 @@ impl Column {
                 Values::F32(v) => v.fill(f32::from_bits(d as u32)),
                 Values::F64(v) => v.fill(f64::from_bits(d as u64)),
                 Values::Datum(v) => v.fill(d),
+                v => unreachable!("Column::new made {:?}, a postgres-layout column", v.phys_type()),
             },
         }
         c

@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 
 use super::kernels::{self, arith, cast, cmp, like, text};
 use super::{BoolTestKind, CmpKind, CmpOp, ConstSet, EvalCtx, KernelError, VExpr};
-use crate::batch::{varlena, Bitmap, Column, PhysType, RowIdx, Values};
+use crate::batch::{layout, varlena, Bitmap, Column, PhysType, RowIdx, Values};
 
 /// Evaluate `e` on the rows `sel`. The result has a value for every row of
 /// `sel`; other rows are unspecified.
@@ -30,7 +30,7 @@ pub fn eval(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kern
 fn compute(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, KernelError> {
     let len = ctx.len;
     Ok(match e {
-        VExpr::Column { index } => ctx.inputs[*index].clone(),
+        VExpr::Column { index } => ctx.input(*index, sel).into_owned(),
         VExpr::Const { value, phys } => Column::splat(*phys, len, *value),
         VExpr::Param { index, phys } => Column::splat(*phys, len, ctx.params[*index]),
         VExpr::Cmp { op, kind, left, right } => {
@@ -172,9 +172,16 @@ fn compute(e: &VExpr, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, Kerne
                 return Ok(out);
             };
             // Read the input column in place unless a value needs detoasting.
-            let c = &ctx.inputs[index];
+            let inputs: &[Column] = ctx.inputs;
+            if let Values::Decimal128(v, s) = &inputs[index].values {
+                if s == scale {
+                    kernels::numeric::from_decimal(v, &inputs[index].validity, sel, &mut out)?;
+                    return Ok(out);
+                }
+            }
+            let c = ctx.input(index, sel);
             // SAFETY: EvalCtx::new's contract: input Datums are varlenas.
-            if let Some(done) = unsafe { kernels::numeric::to_scaled_if_plain(c, *scale, sel, &mut out) } {
+            if let Some(done) = unsafe { kernels::numeric::to_scaled_if_plain(&c, *scale, sel, &mut out) } {
                 done?;
             } else {
                 let a = eval_plain(arg, CmpKind::Text, ctx, sel)?;
@@ -284,15 +291,18 @@ pub fn filter(e: &VExpr, ctx: &mut EvalCtx, sel: &mut Vec<RowIdx>) -> Result<(),
             match (left.as_ref(), right.as_ref()) {
                 _ if int_cmp_const(e).is_some() => {
                     let (index, op, v) = int_cmp_const(e).expect("checked");
-                    filter_int_interval(&ctx.inputs[index], &[(op, v)], sel);
+                    let (col, tests) = column_with_constants(ctx, index, &[(op, v)], sel);
+                    filter_int_interval(&col, &tests, sel);
                     Ok(())
                 }
                 (VExpr::Column { index }, VExpr::Const { value: Some(v), .. }) => {
-                    filter_cmp_const(&ctx.inputs[*index], *op, *kind, *v, sel);
+                    let (col, tests) = column_with_constants(ctx, *index, &[(*op, *v)], sel);
+                    filter_cmp_const(&col, tests[0].0, *kind, tests[0].1, sel);
                     Ok(())
                 }
                 (VExpr::Const { value: Some(v), .. }, VExpr::Column { index }) => {
-                    filter_cmp_const(&ctx.inputs[*index], flip(*op), *kind, *v, sel);
+                    let (col, tests) = column_with_constants(ctx, *index, &[(flip(*op), *v)], sel);
+                    filter_cmp_const(&col, tests[0].0, *kind, tests[0].1, sel);
                     Ok(())
                 }
                 (_, VExpr::Const { value: None, .. }) | (VExpr::Const { value: None, .. }, _) => {
@@ -311,10 +321,10 @@ pub fn filter(e: &VExpr, ctx: &mut EvalCtx, sel: &mut Vec<RowIdx>) -> Result<(),
             match (left.as_ref(), right.as_ref()) {
                 (VExpr::Column { index }, VExpr::Const { value: Some(v), .. })
                 | (VExpr::Const { value: Some(v), .. }, VExpr::Column { index }) => {
+                    let col = ctx.input(*index, sel);
                     // SAFETY: EvalCtx::new's contract: input Datums and
                     // by-reference constants are varlenas.
-                    if unsafe { filter_bytes_eq_const(&ctx.inputs[*index], *op == CmpOp::Ne, *kind, *v, sel) }
-                    {
+                    if unsafe { filter_bytes_eq_const(&col, *op == CmpOp::Ne, *kind, *v, sel) } {
                         Ok(())
                     } else {
                         filter_generic(e, ctx, sel) // some value needs detoasting
@@ -322,6 +332,13 @@ pub fn filter(e: &VExpr, ctx: &mut EvalCtx, sel: &mut Vec<RowIdx>) -> Result<(),
                 }
                 _ => filter_generic(e, ctx, sel),
             }
+        }
+        // A bool column as a qual, bit-packed: read in place.
+        VExpr::Column { index } if matches!(ctx.inputs[*index].values, Values::Bits(_)) => {
+            let col = &ctx.inputs[*index];
+            let Values::Bits(bits) = &col.values else { unreachable!("matched") };
+            sel.retain(|&r| bits.value(r as usize) && col.validity.get(r as usize));
+            Ok(())
         }
         VExpr::Call { .. } => match super::native::filter_native_const(e, ctx, sel) {
             Some(done) => done,
@@ -346,7 +363,8 @@ pub fn filter_all(quals: &[&VExpr], ctx: &mut EvalCtx, sel: &mut Vec<RowIdx>) ->
         if let (Some(a), Some(b)) = (int_cmp_const(quals[i]), quals.get(i + 1).and_then(|q| int_cmp_const(q)))
         {
             if a.0 == b.0 {
-                filter_int_interval(&ctx.inputs[a.0], &[(a.1, a.2), (b.1, b.2)], sel);
+                let (col, tests) = column_with_constants(ctx, a.0, &[(a.1, a.2), (b.1, b.2)], sel);
+                filter_int_interval(&col, &tests, sel);
                 i += 2;
                 continue;
             }
@@ -372,6 +390,33 @@ fn int_cmp_const(e: &VExpr) -> Option<(usize, super::CmpOp, usize)> {
         _ => return None,
     };
     (op != super::CmpOp::Ne).then_some((index, op, datum))
+}
+
+/// Input column `index` and the constants `tests` compare it with, for a
+/// comparison kernel: a Date32 or TimestampUs column as it is with the
+/// constants shifted to the Unix epoch (where they all have an arrow form:
+/// the shift keeps the order), any other column as the kernels read it
+/// ([`EvalCtx::input`]) with the constants as they are.
+fn column_with_constants<'a>(
+    ctx: &mut EvalCtx<'a>,
+    index: usize,
+    tests: &[(super::CmpOp, usize)],
+    sel: &[RowIdx],
+) -> (std::borrow::Cow<'a, Column>, Vec<(super::CmpOp, usize)>) {
+    let inputs: &'a [Column] = ctx.inputs;
+    let shifted: Option<Vec<(super::CmpOp, usize)>> = match &inputs[index].values {
+        Values::Date32(_) => {
+            Some(tests.iter().map(|&(op, d)| (op, layout::date_to_unix(d as i32) as i64 as usize)).collect())
+        }
+        Values::TimestampUs(_) => {
+            tests.iter().map(|&(op, d)| Some((op, layout::timestamp_to_unix(d as i64)? as usize))).collect()
+        }
+        _ => None,
+    };
+    match shifted {
+        Some(t) => (std::borrow::Cow::Borrowed(&inputs[index]), t),
+        None => (ctx.input(index, sel), tests.to_vec()),
+    }
 }
 
 /// The values `v` with `v op c` for every (op, c) of `tests` (none `Ne`), as
@@ -412,8 +457,8 @@ fn filter_int_interval(col: &Column, tests: &[(super::CmpOp, usize)], sel: &mut 
         }};
     }
     match &col.values {
-        Values::I32(v) => run!(v, i32, u32),
-        Values::I64(v) => run!(v, i64, u64),
+        Values::I32(v) | Values::Date32(v) => run!(v, i32, u32),
+        Values::I64(v) | Values::TimestampUs(v) => run!(v, i64, u64),
         Values::I16(v) => run!(v, i16, u16),
         v => panic!("integer comparison of {:?}", v.phys_type()),
     }
@@ -523,8 +568,8 @@ fn filter_cmp_const(col: &Column, op: super::CmpOp, kind: CmpKind, datum: usize,
         }};
     }
     match (&col.values, kind) {
-        (Values::I32(v), CmpKind::Native) => by_op!(v, datum as i32),
-        (Values::I64(v), CmpKind::Native) => by_op!(v, datum as i64),
+        (Values::I32(v) | Values::Date32(v), CmpKind::Native) => by_op!(v, datum as i32),
+        (Values::I64(v) | Values::TimestampUs(v), CmpKind::Native) => by_op!(v, datum as i64),
         (Values::I16(v), CmpKind::Native) => by_op!(v, datum as i16),
         (Values::Bool(v), CmpKind::Native) => by_op!(v, (datum != 0) as u8),
         (Values::F64(v), CmpKind::Float) => by_op_float!(v, f64::from_bits(datum as u64)),
@@ -593,6 +638,9 @@ pub unsafe fn fold_constants(e: VExpr) -> VExpr {
         ) -> Result<(), KernelError> {
             unreachable!("calls are not folded")
         }
+        fn alloc_varlena(&mut self, _: &[u8]) -> usize {
+            unreachable!("folded constants read no input column")
+        }
     }
     let fold = |e: VExpr| -> VExpr {
         let all_const = match &e {
@@ -606,8 +654,8 @@ pub unsafe fn fold_constants(e: VExpr) -> VExpr {
             return e;
         }
         let mut host = NoHost;
-        let mut ctx =
-            EvalCtx { inputs: &[], params: &[], len: 1, host: &mut host, shared: &[], memo: Vec::new() };
+        // SAFETY: no input, no parameter; the constants are this function's contract.
+        let mut ctx = unsafe { EvalCtx::new(&[], &[], 1, &mut host, &[]) };
         match eval(&e, &mut ctx, &[0]) {
             // An I128 constant is a Datum (an i64, widened when splatted)
             // only when it fits one.
@@ -785,6 +833,10 @@ mod tests {
             }
             Ok(())
         }
+        fn alloc_varlena(&mut self, bytes: &[u8]) -> usize {
+            // Lives as long as the test process.
+            Box::leak(bytes.to_vec().into_boxed_slice()).as_ptr() as usize
+        }
     }
 
     #[test]
@@ -844,6 +896,7 @@ mod tests {
             host: &mut host,
             shared: &shared,
             memo: Vec::new(),
+            conversions: 0,
         };
         let first = eval(&e, &mut ctx, &[0]).unwrap();
         assert_eq!(first.values.datum(0) as i64, 150);
@@ -875,6 +928,7 @@ mod tests {
             host: &mut host,
             shared: &shared,
             memo: Vec::new(),
+            conversions: 0,
         };
         let c = eval(&e, &mut ctx, &[0, 1, 2]).unwrap();
         assert_eq!((c.values.datum(0), c.values.datum(1), c.is_valid(2)), (8, 18, false));
@@ -912,6 +966,7 @@ mod tests {
             host: &mut host,
             shared: &shared,
             memo: Vec::new(),
+            conversions: 0,
         };
         for (k, e) in sums.iter().enumerate() {
             let c = eval(e, &mut ctx, &[0, 1, 2]).unwrap();
@@ -923,7 +978,15 @@ mod tests {
     fn run(e: &VExpr, inputs: &[Column]) -> Result<Vec<Option<i64>>, KernelError> {
         let len = inputs[0].len();
         let mut host = NoHost;
-        let mut ctx = EvalCtx { inputs, params: &[], len, host: &mut host, shared: &[], memo: Vec::new() };
+        let mut ctx = EvalCtx {
+            inputs,
+            params: &[],
+            len,
+            host: &mut host,
+            shared: &[],
+            memo: Vec::new(),
+            conversions: 0,
+        };
         let c = eval(e, &mut ctx, &full_selection(len))?;
         Ok((0..len).map(|i| c.is_valid(i).then(|| c.values.datum(i) as i64)).collect())
     }
@@ -941,7 +1004,15 @@ mod tests {
     fn run_filter(e: &VExpr, inputs: &[Column]) -> Result<Vec<RowIdx>, KernelError> {
         let len = inputs[0].len();
         let mut host = NoHost;
-        let mut ctx = EvalCtx { inputs, params: &[], len, host: &mut host, shared: &[], memo: Vec::new() };
+        let mut ctx = EvalCtx {
+            inputs,
+            params: &[],
+            len,
+            host: &mut host,
+            shared: &[],
+            memo: Vec::new(),
+            conversions: 0,
+        };
         let mut sel = full_selection(len);
         filter(e, &mut ctx, &mut sel)?;
         Ok(sel)
@@ -981,6 +1052,132 @@ mod tests {
         }
         let ne = VExpr::Cmp { op: CmpOp::Ne, kind: CmpKind::Text, left: konst.clone(), right: col(0) };
         assert_eq!(run_filter(&ne, &[t]).unwrap(), vec![1, 2]);
+    }
+
+    /// The same quals and expressions over a date, timestamp, bool and
+    /// numeric column give the same rows and values whether the batch holds
+    /// them in the postgres or the arrow layout: comparisons with constants
+    /// on the arrow dates and timestamps in place (constants shifted, the
+    /// infinities included), numerics read from Decimal128 in place, the
+    /// rest through counted conversions.
+    #[test]
+    fn kernels_agree_on_both_layouts() {
+        use crate::batch::layout::{to_arrow, ArrowKind};
+        let dates = [i32::MIN, -10_957, -1, 0, 1, 9_000, i32::MAX];
+        let stamps = [i64::MIN, -946_684_800_000_000, -1, 0, 1, 7_000_000_000_000_000, i64::MAX];
+        let numerics: Vec<Vec<u8>> = [-12_345i128, -1, 0, 1, 250, 99_999_999, 10i128.pow(30)]
+            .iter()
+            .map(|&v| crate::numeric::encode(v, 2))
+            .collect();
+        let len = dates.len();
+        let mut pg = vec![
+            Column::new(PhysType::I32, len),
+            Column::new(PhysType::I64, len),
+            Column::new(PhysType::Bool, len),
+            Column::new(PhysType::Datum, len),
+        ];
+        for i in 0..len {
+            pg[0].values.set_datum(i, dates[i] as i64 as usize);
+            pg[1].values.set_datum(i, stamps[i] as usize);
+            pg[2].values.set_datum(i, (i % 2 == 0) as usize); // row 2: true but NULL
+            pg[3].values.set_datum(i, numerics[i].as_ptr() as usize);
+        }
+        for c in &mut pg {
+            c.validity.set(2, false);
+        }
+        let all = full_selection(len);
+        let kinds =
+            [ArrowKind::Date32, ArrowKind::TimestampUs, ArrowKind::Bits, ArrowKind::Decimal128 { scale: 2 }];
+        let arrow: Vec<Column> = pg
+            .iter()
+            .zip(kinds)
+            .map(|(c, k)| {
+                // SAFETY: the Datums point to the live numerics above.
+                let values = unsafe { to_arrow(c, k, &all) }.unwrap();
+                Column { values, validity: c.validity.clone() }
+            })
+            .collect();
+        let konst = |v: i64, phys| Box::new(VExpr::Const { value: Some(v as usize), phys });
+        let mut quals = Vec::new();
+        for op in [CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge] {
+            for &d in &dates {
+                quals.push(VExpr::Cmp {
+                    op,
+                    kind: CmpKind::Native,
+                    left: col(0),
+                    right: konst(d as i64, PhysType::I32),
+                });
+                quals.push(VExpr::Cmp {
+                    op,
+                    kind: CmpKind::Native,
+                    left: konst(d as i64, PhysType::I32),
+                    right: col(0),
+                });
+            }
+            for &t in stamps.iter().chain(&[9_223_371_331_199_999_999]) {
+                // The last constant has no Unix-epoch form: the column is converted.
+                quals.push(VExpr::Cmp {
+                    op,
+                    kind: CmpKind::Native,
+                    left: col(1),
+                    right: konst(t, PhysType::I64),
+                });
+            }
+            quals.push(VExpr::Cmp {
+                op,
+                kind: CmpKind::Native,
+                left: col(2),
+                right: konst(1, PhysType::Bool),
+            });
+        }
+        quals.push(VExpr::And(vec![
+            VExpr::Cmp {
+                op: CmpOp::Ge,
+                kind: CmpKind::Native,
+                left: col(0),
+                right: konst(-1, PhysType::I32),
+            },
+            VExpr::Cmp {
+                op: CmpOp::Lt,
+                kind: CmpKind::Native,
+                left: col(0),
+                right: konst(i32::MAX as i64, PhysType::I32),
+            },
+        ]));
+        quals.push(gt(col(0), col(0)));
+        quals.push(*col(2)); // a bool column as a qual
+        for q in &quals {
+            assert_eq!(run_filter(q, &arrow).unwrap(), run_filter(q, &pg).unwrap(), "{q:?}");
+            assert_eq!(run(q, &arrow).unwrap(), run(q, &pg).unwrap(), "{q:?}");
+        }
+        // Numerics read as scaled integers: in place from Decimal128.
+        for phys in [PhysType::I64, PhysType::I128] {
+            let e = VExpr::NumericToScaled { scale: 2, phys, arg: col(3) };
+            let (a, p) = (run(&e, &arrow), run(&e, &pg));
+            if phys == PhysType::I64 {
+                assert_eq!(a.unwrap_err(), p.unwrap_err(), "10^30 is too wide for an I64");
+            } else {
+                assert_eq!(a.unwrap(), p.unwrap());
+            }
+        }
+        // Counted: a kernel that reads the postgres layout (date - date).
+        let minus = VExpr::Date { op: super::super::DateOp::Diff, left: col(0), right: col(0) };
+        let mut host = NoHost;
+        let mut ctx = EvalCtx {
+            inputs: &arrow,
+            params: &[],
+            len,
+            host: &mut host,
+            shared: &[],
+            memo: Vec::new(),
+            conversions: 0,
+        };
+        let mut sel = full_selection(len);
+        filter(&quals[0], &mut ctx, &mut sel).unwrap();
+        filter(&quals[quals.len() - 1], &mut ctx, &mut sel).unwrap();
+        assert_eq!(ctx.conversions, 0, "date and bool quals on the arrow layout in place");
+        let _ = eval(&minus, &mut ctx, &all);
+        assert_eq!(ctx.conversions, 2, "date - date reads both operands in the postgres layout");
     }
 
     /// Two comparisons of one integer column with constants, fused into one
@@ -1040,6 +1237,7 @@ mod tests {
                                 host: &mut host,
                                 shared: &[],
                                 memo: Vec::new(),
+                                conversions: 0,
                             };
                             let mut sel = full_selection(len);
                             filter_all(&[&e1, &e2], &mut ctx, &mut sel).unwrap();

@@ -406,6 +406,11 @@ pub trait Host {
         rows: &[RowIdx],
         out: &mut [Option<usize>],
     ) -> Result<(), KernelError>;
+
+    /// A copy of the varlena `bytes` (header included) that lives at least
+    /// as long as the batch, as a Datum: the numerics of a Decimal128
+    /// column converted for a kernel that reads varlenas.
+    fn alloc_varlena(&mut self, bytes: &[u8]) -> usize;
 }
 
 /// The inputs of one evaluation. Made only by [`EvalCtx::new`], whose
@@ -431,6 +436,9 @@ pub struct EvalCtx<'a> {
     /// two or three aggregate arguments and computes `price * (1 - discount)`
     /// in two.
     pub(crate) memo: Vec<(VExpr, Vec<RowIdx>, Column)>,
+    /// Input columns converted from the arrow layout for a kernel that
+    /// reads the postgres layout ([`EvalCtx::input`]).
+    pub conversions: u64,
 }
 
 impl<'a> EvalCtx<'a> {
@@ -448,7 +456,22 @@ impl<'a> EvalCtx<'a> {
         host: &'a mut dyn Host,
         shared: &'a [VExpr],
     ) -> EvalCtx<'a> {
-        EvalCtx { inputs, params, len, host, shared, memo: Vec::new() }
+        EvalCtx { inputs, params, len, host, shared, memo: Vec::new(), conversions: 0 }
+    }
+
+    /// Input column `index` as a kernel that reads the postgres layout
+    /// needs it: as it is, or converted from the arrow layout for the rows
+    /// `sel` (counted in `conversions`). Kernels that read an arrow
+    /// representation in place look at `inputs` themselves.
+    pub(crate) fn input(&mut self, index: usize, sel: &[RowIdx]) -> std::borrow::Cow<'a, Column> {
+        let inputs: &'a [Column] = self.inputs;
+        let col = &inputs[index];
+        if !col.values.is_arrow() {
+            return std::borrow::Cow::Borrowed(col);
+        }
+        self.conversions += 1;
+        let host = &mut *self.host;
+        std::borrow::Cow::Owned(crate::batch::layout::to_postgres(col, sel, &mut |b| host.alloc_varlena(b)))
     }
 }
 

@@ -118,7 +118,7 @@ pub(super) fn filter_native_const(
     }
     // SAFETY: plain (checked above).
     let constant = unsafe { varlena::bytes(constant as *const u8) };
-    let col = &ctx.inputs[index];
+    let col = ctx.input(index, sel);
     let Values::Datum(vals) = &col.values else { return None };
     let validity = (!col.validity.all_set()).then_some(&col.validity);
     let mut pending = Vec::new();
@@ -275,6 +275,9 @@ mod tests {
                 out[r as usize] = Some(self.line_answer.ok_or(KernelError { row: r })? as usize);
             }
             Ok(())
+        }
+        fn alloc_varlena(&mut self, _: &[u8]) -> usize {
+            unreachable!("geometry columns are never converted")
         }
     }
 

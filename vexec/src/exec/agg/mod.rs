@@ -462,7 +462,10 @@ impl VecNode for AggState {
         es: *mut pg_sys::ExplainState,
     ) {
         // SAFETY: VecNode::explain's contract.
-        unsafe { explain::explain(node, ancestors, es) }
+        unsafe {
+            explain::explain(node, ancestors, es);
+            ChildInput::explain_conversions(&[&self.src], es);
+        }
     }
 }
 

@@ -461,7 +461,10 @@ impl VecNode for JoinState {
         es: *mut pg_sys::ExplainState,
     ) {
         // SAFETY: VecNode::explain's contract.
-        unsafe { explain::explain(node, ancestors, es) }
+        unsafe {
+            explain::explain(node, ancestors, es);
+            ChildInput::explain_conversions(&[&self.outer.src, &self.inner.src], es);
+        }
     }
 
     unsafe fn estimate_dsm(

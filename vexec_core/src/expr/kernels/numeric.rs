@@ -35,6 +35,37 @@ pub unsafe fn to_scaled_if_plain(
     unsafe { scaled_rows::<true>(arg, scale, sel, out) }
 }
 
+/// The Decimal128 values `v` of rows `sel` (already scaled by the scale
+/// asked for) into `out`'s width; a value too wide for an I64 column is
+/// reported, as the varlena path reports it.
+pub fn from_decimal(
+    v: &[i128],
+    validity: &crate::batch::Bitmap,
+    sel: &[RowIdx],
+    out: &mut Column,
+) -> Result<(), KernelError> {
+    match &mut out.values {
+        Values::I128(o) => {
+            for &r in sel {
+                o[r as usize] = v[r as usize];
+            }
+        }
+        Values::I64(o) => {
+            for &r in sel {
+                let i = r as usize;
+                if validity.get(i) {
+                    o[i] = i64::try_from(v[i]).map_err(|_| KernelError { row: r })?;
+                }
+            }
+        }
+        other => panic!("scaled numerics are I64 or I128, not {:?}", other.phys_type()),
+    }
+    for &r in sel {
+        out.validity.set(r as usize, validity.get(r as usize));
+    }
+    Ok(())
+}
+
 /// An integer width scaled numerics are read into.
 trait ScaledInt: Copy {
     fn from_i64(x: i64) -> Self;

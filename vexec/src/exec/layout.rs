@@ -1,0 +1,121 @@
+//! Which input columns of a VecScan's batches are put in the arrow layout
+//! (`vexec.batch_format` and the per-type layout settings, or the random
+//! layout of `vexec.debug_random_layout`), read once at executor start.
+//!
+//! A column has an arrow form when its type is bool, date, timestamp,
+//! timestamptz or numeric(p <= 38, s >= 0) (`vexec_core::batch::layout`);
+//! other types keep PostgreSQL's Datums in both layouts.
+
+use pgrx::pg_sys;
+use vexec_core::batch::layout::ArrowKind;
+
+use crate::settings::{self, BatchFormat, BoolLayout, NumericLayout, TemporalLayout};
+
+/// The arrow representation of a column of type `typid`/`typmod`, if it has one.
+pub fn arrow_kind(typid: pg_sys::Oid, typmod: i32) -> Option<ArrowKind> {
+    match typid {
+        pg_sys::BOOLOID => Some(ArrowKind::Bits),
+        pg_sys::DATEOID => Some(ArrowKind::Date32),
+        pg_sys::TIMESTAMPOID | pg_sys::TIMESTAMPTZOID => Some(ArrowKind::TimestampUs),
+        pg_sys::NUMERICOID if typmod >= pg_sys::VARHDRSZ as i32 => {
+            // numeric.c's typmod: precision in the high 16 bits, the scale an
+            // 11-bit signed number in the low ones (negative since PostgreSQL 15).
+            let t = typmod - pg_sys::VARHDRSZ as i32;
+            let precision = (t >> 16) & 0xffff;
+            let scale = ((t & 0x7ff) ^ 1024) - 1024;
+            (precision <= 38 && (0..=38).contains(&scale))
+                .then_some(ArrowKind::Decimal128 { scale: scale as u16 })
+        }
+        _ => None,
+    }
+}
+
+/// The layout settings in force, as each input column's choice.
+pub struct LayoutChoice {
+    /// Per input column: the arrow representation the settings put it in.
+    wanted: Vec<Option<ArrowKind>>,
+    /// Per input column: its arrow representation, for the random layout.
+    possible: Vec<Option<ArrowKind>>,
+    /// The random layout's generator state (0: off).
+    random: u64,
+}
+
+impl LayoutChoice {
+    /// The choice for input columns of types `types` (type OID, typmod),
+    /// from the current settings.
+    pub fn from_settings(types: &[(pg_sys::Oid, i32)]) -> LayoutChoice {
+        let arrow = settings::BATCH_FORMAT.get() == BatchFormat::Arrow;
+        let bits = match settings::BOOL_LAYOUT.get() {
+            BoolLayout::Auto => arrow,
+            l => l == BoolLayout::Bit,
+        };
+        let unix = match settings::TEMPORAL_LAYOUT.get() {
+            TemporalLayout::Auto => arrow,
+            l => l == TemporalLayout::Unix,
+        };
+        let decimal = match settings::NUMERIC_LAYOUT.get() {
+            NumericLayout::Auto => arrow,
+            l => l == NumericLayout::Decimal128,
+        };
+        let possible: Vec<Option<ArrowKind>> = types.iter().map(|&(t, m)| arrow_kind(t, m)).collect();
+        let wanted = possible
+            .iter()
+            .map(|k| {
+                k.filter(|k| match k {
+                    ArrowKind::Bits => bits,
+                    ArrowKind::Date32 | ArrowKind::TimestampUs => unix,
+                    ArrowKind::Decimal128 { .. } => decimal,
+                })
+            })
+            .collect();
+        let seed = settings::DEBUG_RANDOM_LAYOUT.get() as u64;
+        LayoutChoice {
+            wanted,
+            possible,
+            random: seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | (seed != 0) as u64,
+        }
+    }
+
+    /// Whether any column may be put in the arrow layout.
+    pub fn any(&self) -> bool {
+        if self.random != 0 {
+            self.possible.iter().any(Option::is_some)
+        } else {
+            self.wanted.iter().any(Option::is_some)
+        }
+    }
+
+    /// The layout of input column `i` in the next batch: its arrow
+    /// representation, or None for the postgres layout.
+    pub fn next(&mut self, i: usize) -> Option<ArrowKind> {
+        if self.random == 0 {
+            return self.wanted[i];
+        }
+        // xorshift64: a reproducible sequence per seed.
+        self.random ^= self.random << 13;
+        self.random ^= self.random >> 7;
+        self.random ^= self.random << 17;
+        self.possible[i].filter(|_| self.random & 1 == 1)
+    }
+
+    /// The setting in force, for EXPLAIN.
+    pub fn describe(&self) -> String {
+        let name = |k: &ArrowKind| match k {
+            ArrowKind::Bits => "bit",
+            ArrowKind::Date32 => "date32",
+            ArrowKind::TimestampUs => "timestamp(us)",
+            ArrowKind::Decimal128 { .. } => "decimal128",
+        };
+        if self.random != 0 {
+            return "random per column and batch".into();
+        }
+        let mut kinds: Vec<&str> = self.wanted.iter().flatten().map(name).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        if kinds.is_empty() {
+            "postgres".into()
+        } else {
+            format!("arrow ({})", kinds.join(", "))
+        }
+    }
+}
