@@ -83,6 +83,25 @@ def judge(r: LegResult, expected: Expected, leg: str, test: str, ok: bool, plan_
         r.fail(f"{test} (diffs: {diffs})")
 
 
+# The settings of each mode the differential legs run: vexec.mode, and for
+# the arrow-layout modes the batch layout (force-random: a random layout per
+# column and batch, from a fixed seed).
+MODE_SETTINGS = {
+    "off": ("vexec.mode = off",),
+    "auto": ("vexec.mode = auto",),
+    "force": ("vexec.mode = force",),
+    "force-arrow": ("vexec.mode = force", "vexec.batch_format = arrow"),
+    "force-random": ("vexec.mode = force", "vexec.debug_random_layout = 1"),
+}
+
+
+def set_mode(conn, mode: str, local: bool = False) -> None:
+    """Put the session (or with `local` the transaction) in `mode`."""
+    scope = "SET LOCAL" if local else "SET"
+    for s in ("vexec.batch_format = postgres", "vexec.debug_random_layout = 0") + MODE_SETTINGS[mode]:
+        conn.execute(f"{scope} {s}")
+
+
 # --- PostgreSQL's regression suite ----------------------------------------------
 
 def leg_pg18(state: str, full: bool, expected: Expected) -> LegResult:
@@ -156,29 +175,35 @@ def leg_differential_suite(state: str, full: bool, expected: Expected) -> LegRes
     off = pgsuite.run(19, d, "pg19-diff-off", full, preload=True, mode="off")
     log("differential: PostgreSQL's suite on 19, vexec.mode = force")
     force = pgsuite.run(19, d, "pg19-diff-force", full, preload=True, mode="force", expected_from=off)
-    for test, ok in sorted(force.tests.items()):
-        r.queries += 1
-        plan_only = not ok and pgsuite.plan_only_difference(off, force, test)
-        order_only = not ok and pgsuite.order_only_difference(off, force, test)
-        judge(r, expected, "diff-pgsuite", test, ok, plan_only, f"{force.out_dir}/regression.diffs", order_only)
+    log("differential: PostgreSQL's suite on 19, vexec.mode = force, vexec.batch_format = arrow")
+    arrow = pgsuite.run(19, d, "pg19-diff-force-arrow", full, preload=True, mode="force", expected_from=off,
+                        extra=("vexec.batch_format = arrow",))
+    for run in (force, arrow):
+        for test, ok in sorted(run.tests.items()):
+            r.queries += 1
+            plan_only = not ok and pgsuite.plan_only_difference(off, run, test)
+            order_only = not ok and pgsuite.order_only_difference(off, run, test)
+            judge(r, expected, "diff-pgsuite", test, ok, plan_only, f"{run.out_dir}/regression.diffs", order_only)
     return r
 
 
 def leg_differential_regress(state: str, expected: Expected) -> LegResult:
-    """vexec's own pg_regress suite, mode off vs mode force."""
+    """vexec's own pg_regress suite, mode off vs mode force, and force in the
+    arrow layout against force in the postgres layout (their outputs must
+    differ only in the lines that name the layout)."""
     r = LegResult("diff-regress")
     d = os.path.join(state, "ownsuite")
     runs = {}
-    for mode in ("off", "force"):
+    for mode in ("off", "force", "force-arrow"):
         out = os.path.join(d, mode)
         subprocess.run(["rm", "-rf", out])
         os.makedirs(out)
         conf = os.path.join(out, "extra.conf")
-        open(conf, "w").write(f"shared_preload_libraries = 'vexec'\nvexec.mode = {mode}\n")
+        open(conf, "w").write("shared_preload_libraries = 'vexec'\n" + "".join(s + "\n" for s in MODE_SETTINGS[mode]))
         args = [pgsuite.pg_regress(19), f"--temp-instance={out}/instance", f"--temp-config={conf}",
                 f"--bindir={pgsuite.bindir(19)}", f"--inputdir={REPO}/regress", f"--outputdir={out}",
                 f"--schedule={REPO}/regress/schedule", "--dbname=vexec_regress", "--port=56100"]
-        if mode == "force":
+        if mode != "off":
             exp = os.path.join(out, "expected-from")
             subprocess.run(["mkdir", "-p", exp])
             subprocess.run(["cp", "-r", os.path.join(runs["off"], "results"), os.path.join(exp, "expected")])
@@ -186,6 +211,20 @@ def leg_differential_regress(state: str, expected: Expected) -> LegResult:
         p = subprocess.run(args, capture_output=True, text=True)
         runs[mode] = out
         tests = pgsuite.parse_results(p.stdout)
+        if mode == "force-arrow":
+            for test in sorted(tests):
+                r.queries += 1
+                diff = _layout_difference(os.path.join(runs["force"], "results", f"{test}.out"),
+                                          os.path.join(out, "results", f"{test}.out"))
+                why = expected.reason("diff-regress-arrow", test)
+                if _own_differences(os.path.join(out, "results", f"{test}.out")):
+                    r.fail(f"{test}: off/force differences in the arrow layout reported by the test itself")
+                elif diff is None:
+                    r.ok()
+                elif why:
+                    r.skip(f"{test} in the arrow layout: {why}")
+                else:
+                    r.fail(f"{test}: the arrow layout differs from the postgres layout: {diff}")
         if mode == "force":
             off = pgsuite.SuiteRun("off", runs["off"], 0)
             forced = pgsuite.SuiteRun("force", out, 0)
@@ -201,6 +240,40 @@ def leg_differential_regress(state: str, expected: Expected) -> LegResult:
                 plan_only = not ok and pgsuite.plan_only_difference(off, forced, test)
                 judge(r, expected, "diff-regress", test, ok, plan_only, f"{out}/regression.diffs")
     return r
+
+
+# What differs between the layouts in a result file: lines the arrow layout
+# adds to a plan, and the layout's name where output shows it.
+_LAYOUT_LINE = re.compile(r"Batch Layout|Arrow Columns|Layout Conversions")
+_LAYOUT_NAME = [(re.compile(r"vexec\.batch_format = 'arrow'(, )?"), ""),
+                (re.compile(r"vexec\.batch_format: \"arrow\""), ""),
+                (re.compile(r"(Batch.Format\W+)arrow"), r"\1postgres"),
+                (re.compile(r"format arrow"), "format postgres")]
+
+
+def _layout_difference(a_file: str, b_file: str) -> str | None:
+    """None when two result files are equal but for what names the layout
+    (and what follows from it: the padding of tables, a plan's row count);
+    else the first differing line pair."""
+    def lines(path):
+        try:
+            text = open(path, errors="replace").read().splitlines()
+        except OSError:
+            return ["<missing>"]
+        out = []
+        for line in text:
+            for pattern, replacement in _LAYOUT_NAME:
+                line = pattern.sub(replacement, line)
+            # Tables are padded to their longest cell, and a plan has more
+            # lines (and rows) in the arrow layout: compare cells, not padding.
+            if not _LAYOUT_LINE.search(line) and not re.fullmatch(r"[-+\s]*|\(\d+ rows?\)|\+?", line.strip()):
+                out.append(" ".join(line.split()))
+        return out
+    a, b = lines(a_file), lines(b_file)
+    for x, y in zip(a, b):
+        if x != y:
+            return f"{x[:120]!r} vs {y[:120]!r}"
+    return None if len(a) == len(b) else f"{len(a)} lines vs {len(b)} lines"
 
 
 def _own_differences(result_file: str) -> int:
@@ -236,13 +309,16 @@ def leg_differential_tpch(cluster: Cluster, state: str, sf: float, expected: Exp
         for nr, q in tpch.queries():
             r.queries += 1
             results = {}
-            for mode in ("off", "force"):
-                conn.execute(f"SET vexec.mode = {mode}")
+            for mode in ("off", "force", "force-arrow", "force-random"):
+                set_mode(conn, mode)
                 results[mode] = compare.pg_text_result(conn, q)
-            a, b = results["off"], results["force"]
-            if a[0] == "ok" and b[0] == "ok" and not compare.has_order_by(q):
-                a, b = ("ok", sorted(a[1], key=str)), ("ok", sorted(b[1], key=str))
-            r.ok() if a == b else r.fail(f"Q{nr}: off {str(a)[:200]} vs force {str(b)[:200]}")
+            set_mode(conn, "off")
+            for mode in ("force", "force-arrow", "force-random"):
+                r.queries += mode != "force"
+                a, b = results["off"], results[mode]
+                if a[0] == "ok" and b[0] == "ok" and not compare.has_order_by(q):
+                    a, b = ("ok", sorted(a[1], key=str)), ("ok", sorted(b[1], key=str))
+                r.ok() if a == b else r.fail(f"Q{nr}: off {str(a)[:200]} vs {mode} {str(b)[:200]}")
 
             r.queries += 1
             conn.execute("SET vexec.mode = force")
@@ -278,7 +354,8 @@ def leg_differential_tpch(cluster: Cluster, state: str, sf: float, expected: Exp
     return r
 
 
-def leg_answers(cluster: Cluster, state: str, kind: str, size: float, modes=("force", "auto")) -> LegResult:
+def leg_answers(cluster: Cluster, state: str, kind: str, size: float,
+                modes=("force", "auto", "force-arrow")) -> LegResult:
     """Answers in force and auto mode equal DuckDB's on the same data."""
     ds = Dataset(kind, size)
     r = LegResult(f"answers {ds.name}")
@@ -298,7 +375,7 @@ def leg_answers(cluster: Cluster, state: str, kind: str, size: float, modes=("fo
             ordered = compare.has_order_by(pg_q)
             for mode in modes:
                 r.queries += 1
-                conn.execute(f"SET vexec.mode = {mode}")
+                set_mode(conn, mode)
                 try:
                     cur = conn.execute(pg_q)
                     ncols = len(cur.description or [])
@@ -322,6 +399,9 @@ def leg_answers(cluster: Cluster, state: str, kind: str, size: float, modes=("fo
 
 
 # --- TPC-DS ----------------------------------------------------------------------
+
+TPCDS_MODES = ("off", "auto", "force", "force-arrow", "force-random")
+
 
 def leg_tpcds(cluster: Cluster, state: str, sf: float, expected: Expected, timeout_s: int) -> LegResult:
     """TPC-DS's 99 queries (DuckDB's dsdgen data and query text): modes off,
@@ -351,10 +431,10 @@ def leg_tpcds(cluster: Cluster, state: str, sf: float, expected: Expected, timeo
                 continue
             q_pg = compare.tie_broken(pg_q, ncols) if ordered else pg_q
             results = {}
-            for mode in ("off", "auto", "force"):
-                conn.execute(f"SET vexec.mode = {mode}")
+            for mode in TPCDS_MODES:
+                set_mode(conn, mode)
                 results[mode] = compare.pg_text_result(conn, q_pg)
-            conn.execute("RESET vexec.mode")
+            set_mode(conn, "off")
             off = results["off"]
             why = expected.reason("tpcds", name)
             if off == ("error", "57014"):
@@ -372,7 +452,7 @@ def leg_tpcds(cluster: Cluster, state: str, sf: float, expected: Expected, timeo
                 r.queries += 1
                 r.fail(f"{name}: runs now; remove its tpcds entry")
                 continue
-            for mode in ("auto", "force"):
+            for mode in TPCDS_MODES[1:]:
                 r.queries += 1
                 a, b = off, results[mode]
                 if a[0] == "ok" and b[0] == "ok" and not ordered:
@@ -630,11 +710,11 @@ def leg_sqlsmith(cluster: Cluster, state: str, queries: int, seed: int) -> LegRe
         r.queries += 1
         try:
             got = {}
-            for mode in ("force", "auto", "off", "off"):
+            for mode in ("force", "force-random", "auto", "off", "off"):
                 # sqlsmith also writes (INSERT, UPDATE, DELETE, MERGE): every
-                # run is rolled back, so all three see the same data.
+                # run is rolled back, so all of them see the same data.
                 conn.execute("BEGIN")
-                conn.execute(f"SET LOCAL vexec.mode = {mode}")
+                set_mode(conn, mode, local=True)
                 got.setdefault(mode, []).append(compare.pg_text_result(conn, q))
                 conn.execute("ROLLBACK")
         except psycopg.OperationalError as e:
@@ -646,7 +726,7 @@ def leg_sqlsmith(cluster: Cluster, state: str, queries: int, seed: int) -> LegRe
         if m := NONDETERMINISTIC.search(q):
             r.skip(f"query {i}: nondeterministic by construction ({m.group(0)})")
             continue
-        for mode in ("force", "auto"):
+        for mode in ("force", "force-random", "auto"):
             verdict = _smith_verdict(got[mode][0], off1, off2, mode, q)
             if verdict is None:
                 r.ok()

@@ -92,16 +92,18 @@ RESET vexec.debug_batch_size;
 -- Each type alone.
 SET vexec.batch_format = postgres;
 SET vexec.temporal_layout = unix;
-EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM lay WHERE d > date '1970-01-10';
+EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM lay WHERE d > date '1970-01-10' AND ts < timestamp '2100-01-01';
 RESET vexec.temporal_layout;
 SET vexec.bool_layout = bit;
 SET vexec.numeric_layout = decimal128;
-EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM lay WHERE b;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM lay WHERE b AND n > 0 AND d > date '1970-01-10';
 -- byte/varlena override arrow's choice.
 SET vexec.batch_format = arrow;
 SET vexec.bool_layout = byte;
 SET vexec.numeric_layout = varlena;
-EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM lay WHERE b;
+EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM lay WHERE b AND n > 0 AND d > date '1970-01-10';
+-- Columns no kernel reads stay as they were read (a kernel would convert them back).
+EXPLAIN (VERBOSE, COSTS OFF) SELECT * FROM lay WHERE id > 0;
 RESET vexec.bool_layout;
 RESET vexec.numeric_layout;
 RESET vexec.batch_format;

@@ -98,8 +98,9 @@ impl LayoutChoice {
         self.possible[i].filter(|_| self.random & 1 == 1)
     }
 
-    /// The setting in force, for EXPLAIN.
-    pub fn describe(&self) -> String {
+    /// The layouts in force for the columns `used` (the ones a kernel
+    /// reads), for EXPLAIN.
+    pub fn describe(&self, used: &[bool]) -> String {
         let name = |k: &ArrowKind| match k {
             ArrowKind::Bits => "bit",
             ArrowKind::Date32 => "date32",
@@ -109,7 +110,14 @@ impl LayoutChoice {
         if self.random != 0 {
             return "random per column and batch".into();
         }
-        let mut kinds: Vec<&str> = self.wanted.iter().flatten().map(name).collect();
+        let mut kinds: Vec<&str> = self
+            .wanted
+            .iter()
+            .zip(used)
+            .filter(|(_, &u)| u)
+            .filter_map(|(k, _)| k.as_ref())
+            .map(name)
+            .collect();
         kinds.sort_unstable();
         kinds.dedup();
         if kinds.is_empty() {

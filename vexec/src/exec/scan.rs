@@ -98,6 +98,10 @@ struct Program {
     early: Vec<bool>,
     /// Subexpressions computed once per batch (see `EvalCtx::shared`).
     shared: Vec<VExpr>,
+    /// The inputs a kernel reads: the ones put in the arrow layout (the
+    /// nodes above a scan and PostgreSQL's evaluator read the postgres
+    /// layout, so converting the others would only be converted back).
+    kernel_inputs: Vec<bool>,
     /// The kernel packs' functions the kernels call (`pack: name(args)`).
     packs: Vec<String>,
 }
@@ -109,7 +113,12 @@ impl Program {
             self.quals.iter().filter_map(|q| if let QualItem::Kernel(e) = q { Some(e) } else { None });
         let targets =
             self.targets.iter().filter_map(|t| if let TargetItem::Kernel(e) = t { Some(e) } else { None });
-        self.shared = expr::shared_subexpressions(quals.chain(targets));
+        let kernels: Vec<&VExpr> = quals.chain(targets).collect();
+        self.shared = expr::shared_subexpressions(kernels.iter().copied());
+        let mut cols = Vec::new();
+        kernels.iter().for_each(|e| e.columns(&mut cols));
+        self.kernel_inputs = vec![false; self.inputs.len()];
+        cols.into_iter().for_each(|i| self.kernel_inputs[i] = true);
     }
 
     fn has_fallback(&self) -> bool {
@@ -359,7 +368,7 @@ impl VecNode for ScanState {
                 };
                 prop(c"Vector Source", source.to_string());
                 if st.layout.any() {
-                    prop(c"Batch Layout", st.layout.describe());
+                    prop(c"Batch Layout", st.layout.describe(&st.program.kernel_inputs));
                 }
             }
             if (*es).analyze {
@@ -566,8 +575,18 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
             early.iter_mut().for_each(|e| *e = true);
         }
         let packs = std::mem::take(&mut c.packs);
-        let mut p =
-            Program { inputs, quals, targets, target_phys, params, needs_tids, early, shared: vec![], packs };
+        let mut p = Program {
+            inputs,
+            quals,
+            targets,
+            target_phys,
+            params,
+            needs_tids,
+            early,
+            shared: vec![],
+            kernel_inputs: vec![],
+            packs,
+        };
         p.find_shared();
         p
     }
@@ -752,7 +771,8 @@ impl ScanState {
         if !self.layout.any() {
             return;
         }
-        for i in (0..self.program.inputs.len()).filter(|&i| pick(i)) {
+        let kernel_inputs = &self.program.kernel_inputs;
+        for i in (0..self.program.inputs.len()).filter(|&i| kernel_inputs[i] && pick(i)) {
             if let Some(kind) = self.layout.next(i) {
                 // SAFETY: the source filled the rows' values; a numeric
                 // column's Datums point to varlenas (in pinned pages or the

@@ -54,6 +54,9 @@ pub struct InputBatch {
     /// they are moved, never reallocated, and put back before it fills the
     /// next batch ([`InputBatch::restore`]).
     parked: Vec<Option<Values>>,
+    /// Per column, its arrow values of an earlier batch, whose buffer the
+    /// next conversion reuses.
+    spare: Vec<Option<Values>>,
     /// Item pointers of the rows (when ctid is needed).
     pub tids: Vec<pg_sys::ItemPointerData>,
     pub len: usize,
@@ -64,6 +67,7 @@ impl InputBatch {
         InputBatch {
             columns: attrs.iter().map(|a| Column::new(a.phys, capacity)).collect(),
             parked: vec![None; attrs.len()],
+            spare: vec![None; attrs.len()],
             tids: if with_tids { vec![pg_sys::ItemPointerData::default(); capacity] } else { Vec::new() },
             len: 0,
         }
@@ -77,7 +81,7 @@ impl InputBatch {
     pub unsafe fn to_arrow(&mut self, i: usize, kind: ArrowKind, rows: &[RowIdx]) -> bool {
         debug_assert!(self.parked[i].is_none());
         // SAFETY: this function's contract.
-        match unsafe { layout::to_arrow(&self.columns[i], kind, rows) } {
+        match unsafe { layout::to_arrow(&self.columns[i], kind, rows, self.spare[i].take()) } {
             Some(values) => {
                 self.parked[i] = Some(std::mem::replace(&mut self.columns[i].values, values));
                 true
@@ -88,9 +92,9 @@ impl InputBatch {
 
     /// Every column back in the postgres layout the source fills.
     pub fn restore(&mut self) {
-        for (col, parked) in self.columns.iter_mut().zip(&mut self.parked) {
+        for ((col, parked), spare) in self.columns.iter_mut().zip(&mut self.parked).zip(&mut self.spare) {
             if let Some(values) = parked.take() {
-                col.values = values;
+                *spare = Some(std::mem::replace(&mut col.values, values));
             }
         }
     }

@@ -80,26 +80,48 @@ pub enum ArrowKind {
 /// The values of a postgres-layout column `col` in the arrow layout of
 /// `kind`, or None when a valid value among `rows` has no exact arrow form
 /// (the column then stays in the postgres layout). Rows outside `rows` get
-/// unspecified values, as they had.
+/// unspecified values, as they had. `spare`, the values of an earlier batch
+/// in that layout, lends its buffer (a batch's conversions allocate nothing).
 ///
 /// # Safety
 /// For `Decimal128`, every valid Datum among `rows` points to a varlena.
-pub unsafe fn to_arrow(col: &Column, kind: ArrowKind, rows: &[RowIdx]) -> Option<Values> {
+pub unsafe fn to_arrow(
+    col: &Column,
+    kind: ArrowKind,
+    rows: &[RowIdx],
+    spare: Option<Values>,
+) -> Option<Values> {
     Some(match (kind, &col.values) {
         (ArrowKind::Bits, Values::Bool(v)) => {
             Values::Bits(BooleanBuffer::from_iter(v.iter().map(|&b| b != 0)))
         }
-        (ArrowKind::Date32, Values::I32(v)) => Values::Date32(v.iter().map(|&d| date_to_unix(d)).collect()),
+        (ArrowKind::Date32, Values::I32(v)) => {
+            let mut out = match spare {
+                Some(Values::Date32(s)) => emptied(s),
+                _ => Vec::with_capacity(v.len()),
+            };
+            out.extend(v.iter().map(|&d| date_to_unix(d)));
+            Values::Date32(out)
+        }
         (ArrowKind::TimestampUs, Values::I64(v)) => {
             let fits = |&r: &RowIdx| !col.is_valid(r as usize) || timestamp_to_unix(v[r as usize]).is_some();
             if !rows.iter().all(fits) {
                 return None;
             }
+            let mut out = match spare {
+                Some(Values::TimestampUs(s)) => emptied(s),
+                _ => Vec::with_capacity(v.len()),
+            };
             // Rows outside `rows` may hold anything: shifted without a check.
-            Values::TimestampUs(v.iter().map(|&t| timestamp_to_unix(t).unwrap_or(t)).collect())
+            out.extend(v.iter().map(|&t| timestamp_to_unix(t).unwrap_or(t)));
+            Values::TimestampUs(out)
         }
         (ArrowKind::Decimal128 { scale }, Values::Datum(v)) => {
-            let mut out = vec![0i128; v.len()];
+            let mut out = match spare {
+                Some(Values::Decimal128(s, _)) => emptied(s),
+                _ => Vec::with_capacity(v.len()),
+            };
+            out.resize(v.len(), 0);
             for &r in rows {
                 let i = r as usize;
                 if col.is_valid(i) {
@@ -113,6 +135,12 @@ pub unsafe fn to_arrow(col: &Column, kind: ArrowKind, rows: &[RowIdx]) -> Option
     })
 }
 
+/// `v` without its values, its buffer kept.
+fn emptied<T>(mut v: Vec<T>) -> Vec<T> {
+    v.clear();
+    v
+}
+
 /// The numeric varlena at `p` times `10^scale`, when it is plain, finite and
 /// of display scale `scale`.
 ///
@@ -121,6 +149,14 @@ pub unsafe fn to_arrow(col: &Column, kind: ArrowKind, rows: &[RowIdx]) -> Option
 unsafe fn decimal_of(p: *const u8, scale: u16) -> Option<i128> {
     // SAFETY: the caller's contract; only plain varlenas are read.
     unsafe {
+        // The form stored on disk (a 1-byte header) and values that fit an
+        // i64 first: the path the numeric kernels take.
+        let h = *p;
+        if h & 0x01 == 0x01 && h != 0x01 {
+            if let Some(x) = crate::numeric::decode_scaled_i64_short(p, scale) {
+                return Some(x as i128);
+            }
+        }
         if !varlena::is_plain(p) {
             return None;
         }
@@ -220,7 +256,10 @@ mod tests {
         ] {
             let col = ints(phys, &vals);
             // SAFETY: no Datum column.
-            let values = unsafe { to_arrow(&col, kind, &all) }.expect("representable");
+            let first = unsafe { to_arrow(&col, kind, &all, None) }.expect("representable");
+            // SAFETY: as above. A second batch's conversion into the first's buffer.
+            let values = unsafe { to_arrow(&col, kind, &all, Some(first.clone())) }.expect("representable");
+            assert_eq!(values, first, "{kind:?} through a spare buffer");
             assert!(values.is_arrow());
             assert_eq!(values.phys_type(), phys);
             let arrow = Column { values, validity: col.validity.clone() };
@@ -239,7 +278,7 @@ mod tests {
         }
         let bits = ints(PhysType::Bool, &[Some(1), Some(0)]);
         // SAFETY: no Datum column.
-        let Some(Values::Bits(b)) = (unsafe { to_arrow(&bits, ArrowKind::Bits, &all[..2]) }) else {
+        let Some(Values::Bits(b)) = (unsafe { to_arrow(&bits, ArrowKind::Bits, &all[..2], None) }) else {
             panic!()
         };
         assert_eq!(b.values()[0], 0b01, "least significant bit first");
@@ -250,37 +289,38 @@ mod tests {
         let mut col = ints(PhysType::I64, &[Some(1), Some(END_TIMESTAMP - 1), Some(2)]);
         // SAFETY: no Datum column.
         unsafe {
-            assert!(to_arrow(&col, ArrowKind::TimestampUs, &[0, 1, 2]).is_none());
-            assert!(to_arrow(&col, ArrowKind::TimestampUs, &[0, 2]).is_some(), "row 1 is not selected");
+            assert!(to_arrow(&col, ArrowKind::TimestampUs, &[0, 1, 2], None).is_none());
+            assert!(to_arrow(&col, ArrowKind::TimestampUs, &[0, 2], None).is_some(), "row 1 is not selected");
             col.validity.set(1, false);
-            assert!(to_arrow(&col, ArrowKind::TimestampUs, &[0, 1, 2]).is_some(), "row 1 is NULL");
+            assert!(to_arrow(&col, ArrowKind::TimestampUs, &[0, 1, 2], None).is_some(), "row 1 is NULL");
         }
     }
 
     #[test]
     fn decimals_read_numerics_of_the_columns_scale_only() {
         let vals = [
-            crate::numeric::encode(12345, 2),          // 123.45
-            crate::numeric::encode(-1, 2),             // -0.01
-            crate::numeric::encode(i128::MAX / 10, 2), // 38 digits
-            crate::numeric::encode(5, 3),              // another display scale
+            crate::numeric::encode(12345, 2),                              // 123.45
+            crate::numeric::encode(-1, 2),                                 // -0.01
+            crate::numeric::encode(i128::MAX / 10, 2),                     // 38 digits
+            varlena::make_1b(&crate::numeric::encode_payload(-98_765, 2)), // as stored on disk
+            crate::numeric::encode(5, 3),                                  // another display scale
             crate::numeric::encode_special(crate::numeric::Special::NaN),
         ];
         let mut col = Column::new(PhysType::Datum, vals.len());
         for (i, v) in vals.iter().enumerate() {
             col.values.set_datum(i, v.as_ptr() as usize);
         }
-        let sel: Vec<RowIdx> = (0..3).collect();
+        let sel: Vec<RowIdx> = (0..4).collect();
         // SAFETY: the Datums point to the live varlenas above.
         let Some(Values::Decimal128(d, 2)) =
-            (unsafe { to_arrow(&col, ArrowKind::Decimal128 { scale: 2 }, &sel) })
+            (unsafe { to_arrow(&col, ArrowKind::Decimal128 { scale: 2 }, &sel, None) })
         else {
-            panic!("three numerics of scale 2")
+            panic!("four numerics of scale 2")
         };
-        assert_eq!(&d[..3], &[12345, -1, i128::MAX / 10]);
-        for bad in [3, 4] {
+        assert_eq!(&d[..4], &[12345, -1, i128::MAX / 10, -98_765]);
+        for bad in [4, 5] {
             // SAFETY: as above.
-            let converted = unsafe { to_arrow(&col, ArrowKind::Decimal128 { scale: 2 }, &[0, bad]) };
+            let converted = unsafe { to_arrow(&col, ArrowKind::Decimal128 { scale: 2 }, &[0, bad], None) };
             assert!(converted.is_none(), "row {bad}");
         }
         // Back: the varlena numeric_in would make, allocated by the host.
@@ -291,6 +331,7 @@ mod tests {
             arena.last().unwrap().as_ptr() as usize
         });
         for i in 0..3 {
+            // (Row 3 comes back with a 4-byte header: the same numeric.)
             // SAFETY: both point to live varlenas.
             let (a, b) = unsafe {
                 (

@@ -1093,7 +1093,7 @@ mod tests {
             .zip(kinds)
             .map(|(c, k)| {
                 // SAFETY: the Datums point to the live numerics above.
-                let values = unsafe { to_arrow(c, k, &all) }.unwrap();
+                let values = unsafe { to_arrow(c, k, &all, None) }.unwrap();
                 Column { values, validity: c.validity.clone() }
             })
             .collect();
