@@ -889,15 +889,7 @@ mod tests {
             arg: Box::new(VExpr::Column { index: 0 }),
         };
         let shared = [e.clone()];
-        let mut ctx = EvalCtx {
-            inputs: &inputs,
-            params: &[],
-            len: 2,
-            host: &mut host,
-            shared: &shared,
-            memo: Vec::new(),
-            conversions: 0,
-        };
+        let mut ctx = test_ctx(&inputs, 2, &mut host, &shared);
         let first = eval(&e, &mut ctx, &[0]).unwrap();
         assert_eq!(first.values.datum(0) as i64, 150);
         // Another selection is read again, not served rows it lacks.
@@ -921,15 +913,7 @@ mod tests {
         let e = VExpr::Arith { op: ArithOp::Add, phys: PhysType::I64, left: sq(), right: sq() };
         let shared = crate::expr::shared_subexpressions([&e]);
         assert_eq!(shared, vec![*sq()], "the square occurs twice, the sum once");
-        let mut ctx = EvalCtx {
-            inputs: &inputs,
-            params: &[],
-            len: 3,
-            host: &mut host,
-            shared: &shared,
-            memo: Vec::new(),
-            conversions: 0,
-        };
+        let mut ctx = test_ctx(&inputs, 3, &mut host, &shared);
         let c = eval(&e, &mut ctx, &[0, 1, 2]).unwrap();
         assert_eq!((c.values.datum(0), c.values.datum(1), c.is_valid(2)), (8, 18, false));
         // One entry, for the square: the sum is not kept.
@@ -959,15 +943,7 @@ mod tests {
         let inputs = [i16s];
         let shared = crate::expr::shared_subexpressions(&sums);
         let mut host = NoHost;
-        let mut ctx = EvalCtx {
-            inputs: &inputs,
-            params: &[],
-            len: 3,
-            host: &mut host,
-            shared: &shared,
-            memo: Vec::new(),
-            conversions: 0,
-        };
+        let mut ctx = test_ctx(&inputs, 3, &mut host, &shared);
         for (k, e) in sums.iter().enumerate() {
             let c = eval(e, &mut ctx, &[0, 1, 2]).unwrap();
             assert_eq!(c.values.datum(2), 200 + k);
@@ -975,18 +951,20 @@ mod tests {
         assert_eq!(ctx.memo.len(), 1, "the widened column, once");
     }
 
+    /// A context over test columns (whose Datums are the tests' live varlenas).
+    fn test_ctx<'a>(
+        inputs: &'a [Column],
+        len: usize,
+        host: &'a mut NoHost,
+        shared: &'a [VExpr],
+    ) -> EvalCtx<'a> {
+        EvalCtx { inputs, params: &[], len, host, shared, memo: Vec::new(), conversions: 0 }
+    }
+
     fn run(e: &VExpr, inputs: &[Column]) -> Result<Vec<Option<i64>>, KernelError> {
         let len = inputs[0].len();
         let mut host = NoHost;
-        let mut ctx = EvalCtx {
-            inputs,
-            params: &[],
-            len,
-            host: &mut host,
-            shared: &[],
-            memo: Vec::new(),
-            conversions: 0,
-        };
+        let mut ctx = test_ctx(inputs, len, &mut host, &[]);
         let c = eval(e, &mut ctx, &full_selection(len))?;
         Ok((0..len).map(|i| c.is_valid(i).then(|| c.values.datum(i) as i64)).collect())
     }
@@ -1004,15 +982,7 @@ mod tests {
     fn run_filter(e: &VExpr, inputs: &[Column]) -> Result<Vec<RowIdx>, KernelError> {
         let len = inputs[0].len();
         let mut host = NoHost;
-        let mut ctx = EvalCtx {
-            inputs,
-            params: &[],
-            len,
-            host: &mut host,
-            shared: &[],
-            memo: Vec::new(),
-            conversions: 0,
-        };
+        let mut ctx = test_ctx(inputs, len, &mut host, &[]);
         let mut sel = full_selection(len);
         filter(e, &mut ctx, &mut sel)?;
         Ok(sel)
@@ -1163,15 +1133,7 @@ mod tests {
         // Counted: a kernel that reads the postgres layout (date - date).
         let minus = VExpr::Date { op: super::super::DateOp::Diff, left: col(0), right: col(0) };
         let mut host = NoHost;
-        let mut ctx = EvalCtx {
-            inputs: &arrow,
-            params: &[],
-            len,
-            host: &mut host,
-            shared: &[],
-            memo: Vec::new(),
-            conversions: 0,
-        };
+        let mut ctx = test_ctx(&arrow, len, &mut host, &[]);
         let mut sel = full_selection(len);
         filter(&quals[0], &mut ctx, &mut sel).unwrap();
         filter(&quals[quals.len() - 1], &mut ctx, &mut sel).unwrap();
@@ -1230,15 +1192,7 @@ mod tests {
                                 .collect();
                             let mut host = NoHost;
                             let inputs = [c.clone()];
-                            let mut ctx = EvalCtx {
-                                inputs: &inputs,
-                                params: &[],
-                                len,
-                                host: &mut host,
-                                shared: &[],
-                                memo: Vec::new(),
-                                conversions: 0,
-                            };
+                            let mut ctx = test_ctx(&inputs, len, &mut host, &[]);
                             let mut sel = full_selection(len);
                             filter_all(&[&e1, &e2], &mut ctx, &mut sel).unwrap();
                             assert_eq!(sel, want, "{phys:?} len {len}: {o1:?} {c1}, {c2} {o2:?}");
