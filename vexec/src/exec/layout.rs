@@ -76,6 +76,11 @@ impl LayoutChoice {
         }
     }
 
+    /// Input column `i`'s arrow representation, if its type has one.
+    pub fn kind_of(&self, i: usize) -> Option<ArrowKind> {
+        self.possible[i]
+    }
+
     /// Whether any column may be put in the arrow layout.
     pub fn any(&self) -> bool {
         if self.random != 0 {

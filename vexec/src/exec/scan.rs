@@ -59,6 +59,7 @@ use crate::exec::node::{self, BatchOps, BatchSource, NodeMethods, VecNode, Vecto
 use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use vexec_core::batch::layout::ArrowKind;
 use vexec_core::batch::{full_selection, Column, PhysType, RowIdx};
 use vexec_core::expr::{self, EvalCtx, KernelError, VExpr};
 
@@ -628,9 +629,7 @@ impl ScanState {
                 }
                 self.stats.batches += 1;
                 self.stats.rows_in += self.input.len as u64;
-                let all = full_selection(self.input.len);
-                let early = self.program.early.clone();
-                self.to_arrow(|i| early[i], &all);
+                self.to_arrow(true, &full_selection(self.input.len));
                 let ok = self.eval_params().and_then(|_| {
                     let old = pg_sys::MemoryContextSwitchTo((*self.econtext).ecxt_per_tuple_memory);
                     let ok = self.kernel_pass();
@@ -647,6 +646,7 @@ impl ScanState {
                         // PostgreSQL's evaluator reads the Datums the source filled.
                         self.stats.row_mode_batches += 1;
                         self.input.restore();
+                        let all = full_selection(self.input.len);
                         if let Some(s) = self.source.as_mut() {
                             s.deform_late(&all);
                         }
@@ -741,9 +741,7 @@ impl ScanState {
         if let Some(s) = self.source.as_mut() {
             s.deform_late(&rows);
         }
-        let early = &self.program.early;
-        let late: Vec<bool> = early.iter().map(|e| !e).collect();
-        self.to_arrow(|i| late[i], &rows);
+        self.to_arrow(false, &rows);
         let mut host = PgHost { fmgr: &mut self.fmgr };
         // SAFETY: as for the quals above.
         let mut ctx = unsafe {
@@ -764,15 +762,24 @@ impl ScanState {
         Ok(FallbackRows { rows })
     }
 
-    /// Put the input columns `pick` selects in the arrow layout chosen for
-    /// this batch, from their values of the rows `rows` (which the source
-    /// has filled).
-    fn to_arrow(&mut self, pick: impl Fn(usize) -> bool, rows: &[RowIdx]) {
-        if !self.layout.any() {
+    /// Put input columns in the arrow layout chosen for this batch, from
+    /// their values of the rows `rows` (which the source has filled). Before
+    /// the quals (`before_quals`), the early columns of the fixed-width
+    /// representations (a pass of shifts); after them, the late columns and
+    /// the numerics, whose decoding costs what the numeric kernels' does:
+    /// only for the rows the quals kept (quals read numerics as varlenas).
+    fn to_arrow(&mut self, before_quals: bool, rows: &[RowIdx]) {
+        if !self.layout.any() || rows.is_empty() {
             return;
         }
-        let kernel_inputs = &self.program.kernel_inputs;
-        for i in (0..self.program.inputs.len()).filter(|&i| kernel_inputs[i] && pick(i)) {
+        let (kernel_inputs, early) = (&self.program.kernel_inputs, &self.program.early);
+        let layout = &self.layout;
+        let now = |i: usize| {
+            let numeric = matches!(layout.kind_of(i), Some(ArrowKind::Decimal128 { .. }));
+            kernel_inputs[i] && before_quals == (early[i] && !numeric)
+        };
+        let due: Vec<usize> = (0..self.program.inputs.len()).filter(|&i| now(i)).collect();
+        for i in due {
             if let Some(kind) = self.layout.next(i) {
                 // SAFETY: the source filled the rows' values; a numeric
                 // column's Datums point to varlenas (in pinned pages or the

@@ -117,14 +117,16 @@ pub unsafe fn to_arrow(
             Values::TimestampUs(out)
         }
         (ArrowKind::Decimal128 { scale }, Values::Datum(v)) => {
+            // Unselected rows are unspecified: a spare buffer's old values stay.
             let mut out = match spare {
-                Some(Values::Decimal128(s, _)) => emptied(s),
+                Some(Values::Decimal128(s, _)) => s,
                 _ => Vec::with_capacity(v.len()),
             };
             out.resize(v.len(), 0);
+            let all_valid = col.validity.all_set();
             for &r in rows {
                 let i = r as usize;
-                if col.is_valid(i) {
+                if all_valid || col.is_valid(i) {
                     // SAFETY: this function's contract: valid Datums are varlenas.
                     out[i] = unsafe { decimal_of(v[i] as *const u8, scale) }?;
                 }

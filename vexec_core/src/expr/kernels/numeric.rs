@@ -36,18 +36,35 @@ pub unsafe fn to_scaled_if_plain(
 }
 
 /// The Decimal128 values `v` of rows `sel` (already scaled by the scale
-/// asked for) into `out`'s width; a value too wide for an I64 column is
-/// reported, as the varlena path reports it.
+/// asked for) into `out` (a new column: every row valid), at its width; a
+/// value too wide for an I64 column is reported, as the varlena path
+/// reports it.
 pub fn from_decimal(
     v: &[i128],
     validity: &crate::batch::Bitmap,
     sel: &[RowIdx],
     out: &mut Column,
 ) -> Result<(), KernelError> {
+    // NOT NULL columns (the common case) copy without a validity test per
+    // row, and test the range of all rows at once.
+    let all_valid = validity.all_set();
     match &mut out.values {
         Values::I128(o) => {
             for &r in sel {
                 o[r as usize] = v[r as usize];
+            }
+        }
+        Values::I64(o) if all_valid => {
+            let mut fits = true;
+            for &r in sel {
+                let x = v[r as usize];
+                o[r as usize] = x as i64;
+                fits &= x as i64 as i128 == x;
+            }
+            if !fits {
+                let row =
+                    sel.iter().find(|&&r| i64::try_from(v[r as usize]).is_err()).expect("one does not fit");
+                return Err(KernelError { row: *row });
             }
         }
         Values::I64(o) => {
@@ -60,8 +77,10 @@ pub fn from_decimal(
         }
         other => panic!("scaled numerics are I64 or I128, not {:?}", other.phys_type()),
     }
-    for &r in sel {
-        out.validity.set(r as usize, validity.get(r as usize));
+    if !all_valid {
+        for &r in sel {
+            out.validity.set(r as usize, validity.get(r as usize));
+        }
     }
     Ok(())
 }
@@ -172,6 +191,38 @@ mod tests {
         unsafe { super::to_scaled_if_plain(arg, scale, sel, out) }
     }
     use crate::numeric::{encode, encode_payload, encode_special, Special};
+
+    #[test]
+    fn decimals_to_scaled_integers_dense_and_sparse() {
+        use crate::batch::Bitmap;
+        let v: Vec<i128> = vec![1, -2, i64::MAX as i128, i64::MIN as i128, 5, i64::MAX as i128 + 1, 7];
+        let all = Bitmap::all_valid(v.len());
+        for phys in [PhysType::I64, PhysType::I128] {
+            for sel in [vec![0, 1, 2, 3, 4], vec![0, 2, 4]] {
+                let mut out = Column::new(phys, v.len());
+                from_decimal(&v, &all, &sel, &mut out).unwrap();
+                for &r in &sel {
+                    assert!(out.is_valid(r as usize));
+                    assert_eq!(
+                        out.values.datum(r as usize) as i64 as i128,
+                        v[r as usize],
+                        "{phys:?} row {r}"
+                    );
+                }
+            }
+        }
+        // Past the i64: reported at its row, densely or not.
+        for sel in [(0..7).collect::<Vec<RowIdx>>(), vec![1, 5, 6]] {
+            let mut out = Column::new(PhysType::I64, v.len());
+            assert_eq!(from_decimal(&v, &all, &sel, &mut out), Err(KernelError { row: 5 }));
+        }
+        // A NULL row stays NULL and is not range-checked.
+        let mut some_null = Bitmap::all_valid(v.len());
+        some_null.set(5, false);
+        let mut out = Column::new(PhysType::I64, v.len());
+        from_decimal(&v, &some_null, &(0..7).collect::<Vec<RowIdx>>(), &mut out).unwrap();
+        assert!(!out.is_valid(5) && out.is_valid(6));
+    }
 
     #[test]
     fn scaled_values_nulls_and_unrepresentable_rows() {
