@@ -41,9 +41,30 @@ pub struct LayoutChoice {
 }
 
 impl LayoutChoice {
+    /// The choice for the attributes `attnums` of a relation whose tuple
+    /// descriptor is `desc` (system attributes have no arrow form), from
+    /// the current settings.
+    ///
+    /// # Safety
+    /// `desc` is a valid tuple descriptor with those attributes.
+    pub unsafe fn for_attributes(desc: pg_sys::TupleDesc, attnums: &[i16]) -> LayoutChoice {
+        let types: Vec<(pg_sys::Oid, i32)> = attnums
+            .iter()
+            .map(|&n| match n {
+                // SAFETY: this function's contract: n is an attribute of desc.
+                n if n > 0 => unsafe {
+                    let att = pg_sys::TupleDescAttr(desc, n as i32 - 1);
+                    ((*att).atttypid, (*att).atttypmod)
+                },
+                _ => (pg_sys::InvalidOid, -1),
+            })
+            .collect();
+        Self::from_settings(&types)
+    }
+
     /// The choice for input columns of types `types` (type OID, typmod),
     /// from the current settings.
-    pub fn from_settings(types: &[(pg_sys::Oid, i32)]) -> LayoutChoice {
+    fn from_settings(types: &[(pg_sys::Oid, i32)]) -> LayoutChoice {
         let arrow = settings::BATCH_FORMAT.get() == BatchFormat::Arrow;
         let bits = match settings::BOOL_LAYOUT.get() {
             BoolLayout::Auto => arrow,

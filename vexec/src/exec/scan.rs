@@ -108,8 +108,8 @@ struct Program {
 }
 
 impl Program {
-    /// Recompute `shared` after the kernel expressions change.
-    fn find_shared(&mut self) {
+    /// Recompute `shared` and `kernel_inputs` after the kernel expressions change.
+    fn kernels_changed(&mut self) {
         let quals =
             self.quals.iter().filter_map(|q| if let QualItem::Kernel(e) = q { Some(e) } else { None });
         let targets =
@@ -258,19 +258,8 @@ impl VecNode for ScanState {
 
             let capacity = settings::DEBUG_BATCH_SIZE.get() as usize;
             let input = InputBatch::new(&program.inputs, capacity, program.needs_tids);
-            let desc = (*rel).rd_att;
-            let types: Vec<(pg_sys::Oid, i32)> = program
-                .inputs
-                .iter()
-                .map(|a| match a.attnum {
-                    n if n > 0 => {
-                        let att = pg_sys::TupleDescAttr(desc, n as i32 - 1);
-                        ((*att).atttypid, (*att).atttypmod)
-                    }
-                    _ => (pg_sys::InvalidOid, -1),
-                })
-                .collect();
-            let layout = LayoutChoice::from_settings(&types);
+            let attnums: Vec<i16> = program.inputs.iter().map(|a| a.attnum).collect();
+            let layout = LayoutChoice::for_attributes((*rel).rd_att, &attnums);
             let nq = program.quals.len();
             let st = Box::new(ScanState {
                 capacity,
@@ -588,7 +577,7 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
             kernel_inputs: vec![],
             packs,
         };
-        p.find_shared();
+        p.kernels_changed();
         p
     }
 }
@@ -982,7 +971,7 @@ unsafe fn request_scaled(node: *mut pg_sys::CustomScanState, target: usize) -> O
         }
         e.remap_columns(&new_index);
         program.targets[target] = TargetItem::Kernel(e);
-        program.find_shared();
+        program.kernels_changed();
         Some(scale)
     }
 }
