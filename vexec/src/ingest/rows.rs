@@ -24,6 +24,11 @@ pub(crate) struct Column {
     source: Source,
     /// Typed and Numeric: the type's input function, I/O parameter and typmod.
     input: Option<(pg_sys::Oid, pg_sys::Oid, i32)>,
+    /// The input function looked up once (as COPY does), for the columns
+    /// of one `vexec.ingest_rows` call: its lookups, and what the function
+    /// keeps in `fn_extra` (array_in, record_in), live in the call's memory
+    /// context. Boxed: `fn_extra` users may keep pointers to it.
+    finfo: Option<Box<pg_sys::FmgrInfo>>,
 }
 
 impl Column {
@@ -55,8 +60,16 @@ unsafe fn input(col: &Column, text: &[u8]) -> pg_sys::Datum {
         fail(PgSqlErrorCode::ERRCODE_CHARACTER_NOT_IN_REPERTOIRE, "a string value contains a zero byte")
     });
     let (func, ioparam, typmod) = col.input.expect("the column has its input function");
-    // SAFETY: the type's input function parses a C string.
-    unsafe { pg_sys::OidInputFunctionCall(func, c.as_ptr() as *mut _, ioparam, typmod) }
+    // SAFETY: the type's input function parses a C string; finfo, when there, is its lookup.
+    unsafe {
+        match &col.finfo {
+            Some(f) => {
+                let f = &**f as *const pg_sys::FmgrInfo as *mut pg_sys::FmgrInfo;
+                pg_sys::InputFunctionCall(f, c.as_ptr() as *mut _, ioparam, typmod)
+            }
+            None => pg_sys::OidInputFunctionCall(func, c.as_ptr() as *mut _, ioparam, typmod),
+        }
+    }
 }
 
 fn string_value(a: &ArrayRef, row: usize) -> &[u8] {
@@ -179,7 +192,7 @@ pub(crate) fn param_column(source: Source, typid: pg_sys::Oid) -> Column {
         unsafe { pg_sys::getTypeInputInfo(typid, &mut func, &mut ioparam) };
         (func, ioparam, -1)
     });
-    Column { source, input }
+    Column { source, input, finfo: None }
 }
 
 /// Row `row` of `a` (not NULL) as a parameter's Datum.
@@ -233,7 +246,13 @@ unsafe fn columns(sources: &[Source], desc: pg_sys::TupleDesc) -> Vec<Column> {
                     pg_sys::getTypeInputInfo(typid, &mut func, &mut ioparam);
                     (func, ioparam, typmod)
                 });
-                Column { source: s.clone(), input }
+                // Looked up in the call's memory context, which outlives every use.
+                let finfo = input.map(|(func, _, _)| {
+                    let mut f: Box<pg_sys::FmgrInfo> = Box::new(std::mem::zeroed());
+                    pg_sys::fmgr_info(func, &mut *f);
+                    f
+                });
+                Column { source: s.clone(), input, finfo }
             })
             .collect()
     }
