@@ -396,6 +396,19 @@ SELECT vexec.arrow_insert('ins_typed', typed_as('int4'));
 \set VERBOSITY default
 SELECT vexec.arrow_insert('ins_typed', typed_as('inet'));
 SELECT x FROM ins_typed;
+-- Typed strings read by input functions that keep state in fn_extra
+-- (range_in, multirange_in), looked up once per call, over several
+-- batches: every value as it was.
+CREATE TABLE ins_stateful (r int4range, m int4multirange, i inet);
+SELECT vexec.arrow_insert('ins_stateful', vexec.arrow_ipc($q$
+  SELECT int4range(g, g + 3) AS r, int4multirange(int4range(g, g + 1), int4range(g + 5, NULL)) AS m,
+         ('10.0.' || g % 256 || '.1')::inet AS i
+  FROM generate_series(1, 3000) g$q$, 700));
+SELECT count(*), count(DISTINCT r), sum(upper(r) - lower(r)), count(DISTINCT i) FROM ins_stateful;
+SELECT count(*) AS differing FROM ins_stateful
+  WHERE (r, m, i) IS DISTINCT FROM (int4range(lower(r), lower(r) + 3),
+                                    int4multirange(int4range(lower(r), lower(r) + 1), int4range(lower(r) + 5, NULL)),
+                                    ('10.0.' || lower(r) % 256 || '.1')::inet);
 
 -- A long stream goes in by chunks of about half work_mem, one execution of
 -- the INSERT each (their rows have different command ids), all in one
