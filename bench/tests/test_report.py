@@ -34,5 +34,13 @@ class BaselineTest(unittest.TestCase):
         self.assertIn("| auto-w0 | 25.0 | 4.00x | - |", md)
 
 
+    def test_slowest_queries_listed_once_per_configuration(self):
+        # An auto configuration as the baseline (no off, no vanilla) is listed once.
+        ms = {"auto-w0": 30.0, "autoarrow-w0": 31.0}
+        md = report.markdown(rows(list(ms), lambda c, q: ms[c]))
+        self.assertEqual(md.count("Slowest queries (auto-w0)"), 1, md)
+        self.assertEqual(md.count("Slowest queries (autoarrow-w0)"), 1, md)
+
+
 if __name__ == "__main__":
     unittest.main()

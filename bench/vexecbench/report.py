@@ -161,7 +161,8 @@ def markdown(rows: list[dict], settings: dict | None = None, chart_files: dict |
         out.append("")
         # The slowest queries of the baseline and of vexec's default mode: where
         # the time goes, and what to work on next.
-        for c in [base_cfg] + [c for c in cfgs if c.startswith("auto")]:
+        # (Each once: the baseline may itself be an auto configuration.)
+        for c in dict.fromkeys([base_cfg] + [c for c in cfgs if c.startswith("auto")]):
             slow = sorted(((cells.get(c), q) for q, cells in b["per_query_ms"].items()
                            if isinstance(cells.get(c), float)), reverse=True)[:5]
             if slow:
