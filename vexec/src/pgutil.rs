@@ -116,10 +116,19 @@ pub unsafe fn explain_text(es: *mut pg_sys::ExplainState, label: &std::ffi::CStr
 /// # Safety
 /// In a memory context PostgreSQL may palloc in (the backend's main thread).
 pub unsafe fn palloc_varlena(payload: &[u8]) -> usize {
-    // SAFETY: palloc in the current memory context; the copy is bytes.len() bytes.
+    // SAFETY: this function's contract.
+    unsafe { palloc_copy(pg_sys::CurrentMemoryContext, &vexec_core::batch::varlena::make_4b(payload)) }
+}
+
+/// A copy of `bytes` allocated in `cxt`, as a Datum (a varlena's bytes,
+/// header included).
+///
+/// # Safety
+/// `cxt` is a live memory context; on the backend's main thread.
+pub unsafe fn palloc_copy(cxt: pg_sys::MemoryContext, bytes: &[u8]) -> usize {
+    // SAFETY: this function's contract; the copy is bytes.len() bytes.
     unsafe {
-        let bytes = vexec_core::batch::varlena::make_4b(payload);
-        let p = pg_sys::palloc(bytes.len()) as *mut u8;
+        let p = pg_sys::MemoryContextAlloc(cxt, bytes.len()) as *mut u8;
         std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
         p as usize
     }

@@ -72,12 +72,8 @@ pub(crate) struct PgHost<'a> {
 
 impl Host for PgHost<'_> {
     fn alloc_varlena(&mut self, bytes: &[u8]) -> usize {
-        // SAFETY: palloc in the current (the batch's) memory context; the copy is bytes.len() bytes.
-        unsafe {
-            let p = pg_sys::palloc(bytes.len()) as *mut u8;
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
-            p as usize
-        }
+        // SAFETY: the current (the batch's) memory context, on the backend's main thread.
+        unsafe { crate::pgutil::palloc_copy(pg_sys::CurrentMemoryContext, bytes) }
     }
 
     fn detoast(&mut self, values: &mut [usize], validity: &Bitmap, rows: &[RowIdx]) {

@@ -116,12 +116,8 @@ impl ChildInput {
         for col in columns.iter_mut().filter(|c| c.values.is_arrow()) {
             self.conversions.set(self.conversions.get() + 1);
             *col = vexec_core::batch::layout::to_postgres(col, rows, &mut |bytes| {
-                // SAFETY: palloc in the parent's live per-batch context, which outlives the batch.
-                unsafe {
-                    let p = pg_sys::MemoryContextAlloc(per_batch, bytes.len()) as *mut u8;
-                    std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
-                    p as usize
-                }
+                // SAFETY: the parent's live per-batch context, which outlives the batch.
+                unsafe { crate::pgutil::palloc_copy(per_batch, bytes) }
             });
         }
         columns
