@@ -117,12 +117,35 @@ fn ptr_null() -> *mut f64 {
     std::ptr::null_mut()
 }
 
+/// Handing `rows` rows between a vector node and a row node, either way:
+/// a batch's rows filled into a row parent's slot, or a row child's slots
+/// copied into batches.
+pub fn handoff(rows: f64) -> f64 {
+    // SAFETY: reads a cost GUC on the planner's thread.
+    let cpu_tuple_cost = unsafe { pg_sys::cpu_tuple_cost };
+    cpu_tuple_cost * OUTPUT_FACTOR * rows
+}
+
+/// What a vector join's input costs it: the input's cost, plus the copy
+/// into batches when it is a row node (an Append of vector scans, a
+/// PostgreSQL join), which reads through slots (TPC-DS Q5's joins read
+/// millions of rows that way, costed as if they came as batches). A vector
+/// input's cost keeps its own hand-off: the join does not pay it, but
+/// taking it off would make vector joins cheaper against index nested
+/// loops, where auto's mistakes come from (issue 49), so it stays as margin.
+pub fn join_input_cost(input: &pg_sys::Path, vector_input: bool) -> f64 {
+    if vector_input {
+        input.total_cost
+    } else {
+        input.total_cost + handoff(input.rows)
+    }
+}
+
 /// What a VecAgg's child costs it: a vector child's cost without handing
 /// rows to a row parent, or a row child's cost plus copying its rows into
-/// batches (each as much as a vector node's hand-off to a row parent).
+/// batches.
 unsafe fn agg_child_cost(child: &pg_sys::Path, vector_child: bool) -> f64 {
-    // SAFETY: reads a cost GUC on the planner's thread.
-    let handoff = unsafe { pg_sys::cpu_tuple_cost } * OUTPUT_FACTOR * child.rows;
+    let handoff = handoff(child.rows);
     if vector_child {
         child.total_cost - handoff
     } else {

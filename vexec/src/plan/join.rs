@@ -29,7 +29,7 @@ use vexec_core::report::{Alternative, Verdict};
 
 use super::cost;
 use super::report;
-use super::{enabled, scan};
+use super::{enabled, scan, vector_node};
 use crate::catalog::{key_kind, type_name};
 use crate::settings::{self, Mode};
 use vexec_core::plan_data::{JoinKeySpec, JoinPlanData};
@@ -451,14 +451,17 @@ unsafe fn consider(
         }
         pg_sys::cost_qual_eval(&mut quals, other_list, root);
         let build = (op * nkeys * HASH_KEY_FACTOR + pg_sys::cpu_tuple_cost * cost::TUPLE_FACTOR) * irows;
-        let startup = (*inner).total_cost
+        let (outer_vector, inner_vector) = (vector_node(outer).is_some(), vector_node(inner).is_some());
+        let startup = cost::join_input_cost(&*inner, inner_vector)
             + build
             + cost::SETUP_OPERATORS * op
             + partition_cost(irows, (*(*inner).pathtarget).width, orows, (*(*outer).pathtarget).width);
         let probe = op * nkeys * HASH_KEY_FACTOR * orows;
         let passing = passing_rows(jointype, extra, orows, rows);
-        let total =
-            startup + (*outer).total_cost + probe + (quals.per_tuple + pg_sys::cpu_tuple_cost) * passing;
+        let total = startup
+            + cost::join_input_cost(&*outer, outer_vector)
+            + probe
+            + (quals.per_tuple + pg_sys::cpu_tuple_cost) * passing;
         let row_cost =
             list_ptrs::<pg_sys::Path>((*joinrel).pathlist).map(|p| (*p).total_cost).reduce(f64::min);
         // Auto mode on estimates PostgreSQL cannot trust: keep its shape.
@@ -526,8 +529,7 @@ unsafe fn consider(
         // projection on rows, `exec::project` on batches).
         (*cp).flags = pg_sys::CUSTOMPATH_SUPPORT_PROJECTION;
 
-        let vector_inputs =
-            [outer, inner].iter().filter(|&&x| (*x).type_ == pg_sys::NodeTag::T_CustomPath).count();
+        let vector_inputs = outer_vector as usize + inner_vector as usize;
         let mut details = vec![format!(
             "hash keys: {}; rows: outer {orows:.0}, inner {irows:.0}; vector inputs: {vector_inputs} of 2",
             keys.len()
@@ -793,7 +795,7 @@ unsafe fn partial_path(
             let Some(part) = partial_input_path(innerrel) else { return Ok(None) };
             let exchange =
                 (file_pages((*part).rows, width) + file_pages(irows, width)) * pg_sys::seq_page_cost;
-            (part, (*part).total_cost + exchange)
+            (part, cost::join_input_cost(&*part, vector_node(part).is_some()) + exchange)
         } else {
             // (The shared build reads a partial path of the inner relation
             // instead, which is parallel safe whatever `inner` is: often a
@@ -801,7 +803,7 @@ unsafe fn partial_path(
             if !(*inner).parallel_safe {
                 return Err("the inner side is not parallel safe".into());
             }
-            (inner, (*inner).total_cost)
+            (inner, cost::join_input_cost(&*inner, vector_node(inner).is_some()))
         };
         let startup = inner_cost
             + build
@@ -809,7 +811,7 @@ unsafe fn partial_path(
             + partition_cost(irows, width, orows, (*(*outer).pathtarget).width);
         let passing = passing_rows(jointype, extra, orows, rows);
         let total = startup
-            + (*outer).total_cost
+            + cost::join_input_cost(&*outer, vector_node(outer).is_some())
             + op * nkeys * HASH_KEY_FACTOR * orows
             + (qual_per_tuple + pg_sys::cpu_tuple_cost) * passing;
 
