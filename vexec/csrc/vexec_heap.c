@@ -386,6 +386,26 @@ vx_heap_begin(TableScanDesc scan, int nearly, VxColumn *early, int nlate, VxColu
 	return r;
 }
 
+/*
+ * Choose the early and late columns again, before the first batch: a
+ * parent that reads some columns only for some rows (a join's outer
+ * columns other than its keys, for the rows that found a match) asked for
+ * them to be read late.
+ */
+void
+vx_heap_set_columns(VxHeapReader *r, int nearly, VxColumn *early, int nlate, VxColumn *late)
+{
+	Assert(r->pages == 0);
+	vx_column_set(r, &r->early, nearly, early);
+	vx_column_set(r, &r->late, nlate, late);
+	r->touch_tuples = nearly > 0 || nlate > 0 || r->tids != NULL;
+	if (nlate > 0 && !r->keep_pins)
+	{
+		r->keep_pins = true;
+		vx_widen_ring(r->scan, r->max_pins + 2);
+	}
+}
+
 void
 vx_heap_set_tids(VxHeapReader *r, ItemPointerData *tids)
 {

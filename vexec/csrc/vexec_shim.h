@@ -90,6 +90,8 @@ extern VxHeapReader *vx_heap_begin(TableScanDesc scan, int nearly, VxColumn *ear
 								   int nlate, VxColumn *late, int capacity,
 								   bool keep_pins, int max_pins);
 extern void vx_heap_deform_late(VxHeapReader *r, int nrows, const uint16 *rows);
+extern void vx_heap_set_columns(VxHeapReader *r, int nearly, VxColumn *early, int nlate,
+								VxColumn *late);
 extern void vx_heap_set_tids(VxHeapReader *r, ItemPointerData *tids);
 extern int	vx_heap_next(VxHeapReader *r, int capacity);
 extern void vx_heap_release(VxHeapReader *r);

@@ -120,6 +120,13 @@ unsafe extern "C-unwind" {
         max_pins: c_int,
     ) -> *mut VxHeapReader;
     pub fn vx_heap_deform_late(r: *mut VxHeapReader, nrows: c_int, rows: *const u16);
+    pub fn vx_heap_set_columns(
+        r: *mut VxHeapReader,
+        nearly: c_int,
+        early: *mut VxColumn,
+        nlate: c_int,
+        late: *mut VxColumn,
+    );
     pub fn vx_heap_set_tids(r: *mut VxHeapReader, tids: *mut pg_sys::ItemPointerData);
     pub fn vx_heap_next(r: *mut VxHeapReader, capacity: c_int) -> c_int;
     pub fn vx_heap_release(r: *mut VxHeapReader);

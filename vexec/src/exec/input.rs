@@ -28,6 +28,9 @@ pub struct ChildInput {
     /// Arrow-layout columns of the child's batches converted to the
     /// postgres layout, which the nodes above a scan read.
     pub conversions: Cell<u64>,
+    /// The child leaves some columns of its batches unread until
+    /// [`ChildInput::complete`] (see [`ChildInput::defer`]).
+    deferring: bool,
 }
 
 impl ChildInput {
@@ -50,7 +53,15 @@ impl ChildInput {
                 types.push(crate::expr::compile::phys_of(t).0);
                 by_ref.push((!byval).then_some(len));
             }
-            ChildInput { child, batches, types, by_ref, done: Cell::new(false), conversions: Cell::new(0) }
+            ChildInput {
+                child,
+                batches,
+                types,
+                by_ref,
+                done: Cell::new(false),
+                conversions: Cell::new(0),
+                deferring: false,
+            }
         }
     }
 
@@ -140,6 +151,33 @@ impl ChildInput {
                     es,
                 );
             }
+        }
+    }
+
+    /// Late materialization across nodes: the parent needs the columns
+    /// `needed` names for every row of a batch, the others only for the
+    /// rows it passes to [`ChildInput::complete`], which it must call for
+    /// every batch before reading those columns. Before the first batch.
+    ///
+    /// # Safety
+    /// The child has begun and has not returned a batch yet.
+    pub unsafe fn defer(&mut self, needed: &[bool]) {
+        if let Some(ops) = self.batches {
+            // SAFETY: this function's contract; `batches` was found for this child.
+            self.deferring = unsafe { ops.defer(self.child, needed) }.contains(&true);
+        }
+    }
+
+    /// Fill the deferred columns of the batch `next` returned last
+    /// (`columns`) for `rows`; the other rows' values in them stay unread.
+    ///
+    /// # Safety
+    /// `columns` are the last batch's; `per_batch` as given to `next`.
+    pub unsafe fn complete(&self, columns: &mut [Column], rows: &[RowIdx], per_batch: pg_sys::MemoryContext) {
+        let Some(ops) = self.batches.filter(|_| self.deferring) else { return };
+        // SAFETY: this function's contract.
+        for (c, col) in unsafe { ops.complete(self.child, rows) } {
+            columns[c] = self.to_postgres(vec![col], rows, per_batch).pop().expect("one column");
         }
     }
 

@@ -151,6 +151,32 @@ pub trait BatchSource: VecNode {
     unsafe fn request_scaled(&mut self, _node: *mut pg_sys::CustomScanState, _target: usize) -> Option<u16> {
         None
     }
+
+    /// Late materialization for a parent that needs the output columns
+    /// `needed` for every row and the others only for some (a join's
+    /// outer side: its keys, then the rest for the rows that matched).
+    /// Returns, per output column, whether the node leaves it unread in
+    /// its batches until [`BatchSource::complete`] names the rows. Asked
+    /// before the first batch.
+    ///
+    /// # Safety
+    /// `node` is this state's node.
+    unsafe fn defer(&mut self, _node: *mut pg_sys::CustomScanState, _needed: &[bool]) -> Vec<bool> {
+        Vec::new()
+    }
+
+    /// The deferred columns of the batch returned last, read for `rows`
+    /// (the others stay unread): (output column, column) pairs.
+    ///
+    /// # Safety
+    /// `node` is this state's node; the batch is the last one returned.
+    unsafe fn complete(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        _rows: &[RowIdx],
+    ) -> Vec<(usize, Column)> {
+        Vec::new()
+    }
 }
 
 /// Type-erased [`BatchSource`] calls, one set per node kind.
@@ -158,6 +184,8 @@ pub struct BatchOps {
     gives_batches: unsafe fn(*mut pg_sys::CustomScanState) -> bool,
     next_batch: unsafe fn(*mut pg_sys::CustomScanState) -> Option<VectorBatch>,
     request_scaled: unsafe fn(*mut pg_sys::CustomScanState, usize) -> Option<u16>,
+    defer: unsafe fn(*mut pg_sys::CustomScanState, &[bool]) -> Vec<bool>,
+    complete: unsafe fn(*mut pg_sys::CustomScanState, &[RowIdx]) -> Vec<(usize, Column)>,
 }
 
 impl BatchOps {
@@ -166,6 +194,8 @@ impl BatchOps {
             gives_batches: gives_batches::<N>,
             next_batch: next_batch::<N>,
             request_scaled: request_scaled::<N>,
+            defer: defer::<N>,
+            complete: complete::<N>,
         }
     }
 }
@@ -263,6 +293,20 @@ impl BatchOps {
     pub unsafe fn request_scaled(&self, node: *mut pg_sys::PlanState, target: usize) -> Option<u16> {
         // SAFETY: as next_batch.
         unsafe { (self.request_scaled)(node.cast(), target) }
+    }
+
+    /// # Safety
+    /// As `next_batch`, before the first batch.
+    pub unsafe fn defer(&self, node: *mut pg_sys::PlanState, needed: &[bool]) -> Vec<bool> {
+        // SAFETY: as next_batch.
+        unsafe { (self.defer)(node.cast(), needed) }
+    }
+
+    /// # Safety
+    /// As `next_batch`, for the batch it returned last.
+    pub unsafe fn complete(&self, node: *mut pg_sys::PlanState, rows: &[RowIdx]) -> Vec<(usize, Column)> {
+        // SAFETY: as next_batch.
+        unsafe { (self.complete)(node.cast(), rows) }
     }
 }
 
@@ -483,4 +527,17 @@ unsafe fn next_batch<N: BatchSource>(node: *mut pg_sys::CustomScanState) -> Opti
 unsafe fn request_scaled<N: BatchSource>(node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
     // SAFETY: as in gives_batches.
     unsafe { state::<N>(node).request_scaled(node, target) }
+}
+
+unsafe fn defer<N: BatchSource>(node: *mut pg_sys::CustomScanState, needed: &[bool]) -> Vec<bool> {
+    // SAFETY: as in gives_batches.
+    unsafe { state::<N>(node).defer(node, needed) }
+}
+
+unsafe fn complete<N: BatchSource>(
+    node: *mut pg_sys::CustomScanState,
+    rows: &[RowIdx],
+) -> Vec<(usize, Column)> {
+    // SAFETY: as in gives_batches.
+    unsafe { state::<N>(node).complete(node, rows) }
 }

@@ -163,6 +163,8 @@ struct Stats {
     arrow_columns: u64,
     /// Arrow columns converted back for a kernel that reads the postgres layout.
     conversions: u64,
+    /// Rows whose deferred columns a parent had read (`BatchSource::complete`).
+    deferred_rows: u64,
 }
 
 pub struct ScanState {
@@ -194,6 +196,13 @@ pub struct ScanState {
     out: Vec<OutCol>,
     out_rows: Vec<RowIdx>,
     out_pos: usize,
+    /// Per target, whether a vector parent reads it late (`BatchSource::defer`):
+    /// an input column that the source reads only for the rows the parent
+    /// names. Empty when nothing is deferred.
+    deferred: Vec<bool>,
+    /// The current batch's deferred columns are unread (a row-mode batch
+    /// reads every column).
+    pending: bool,
     stats: Stats,
 }
 
@@ -281,6 +290,8 @@ impl VecNode for ScanState {
                 out: Vec::new(),
                 out_rows: Vec::new(),
                 out_pos: 0,
+                deferred: Vec::new(),
+                pending: false,
                 stats: Stats::default(),
                 program,
             });
@@ -315,6 +326,12 @@ impl VecNode for ScanState {
                 if !st.next_batch() {
                     pg_sys::ExecClearTuple(slot);
                     return slot;
+                }
+                // (Deferral is for parents that read batches; rows read
+                // through the slot have every column.)
+                if st.pending {
+                    let rows = st.out_rows.clone();
+                    st.read_deferred(&rows);
                 }
             }
         }
@@ -386,6 +403,25 @@ impl VecNode for ScanState {
                         conversions,
                         es,
                     );
+                }
+                if (*es).verbose && !st.deferred.is_empty() {
+                    let names: Vec<String> = st
+                        .program
+                        .targets
+                        .iter()
+                        .zip(&st.deferred)
+                        .filter_map(|(t, &d)| match t {
+                            TargetItem::Input(i) if d => Some(st.program.inputs[*i].attnum),
+                            _ => None,
+                        })
+                        .map(|attnum| {
+                            let name = pg_sys::get_attname((*st.rel).rd_id, attnum, false);
+                            std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned()
+                        })
+                        .collect();
+                    prop(c"Deferred Columns", names.join(", "));
+                    let rows = st.stats.deferred_rows as i64;
+                    pg_sys::ExplainPropertyInteger(c"Deferred Rows Read".as_ptr(), ptr::null(), rows, es);
                 }
                 if st.stats.row_mode_batches > 0 || (*es).verbose {
                     pg_sys::ExplainPropertyInteger(
@@ -466,6 +502,107 @@ impl BatchSource for ScanState {
     unsafe fn request_scaled(&mut self, node: *mut pg_sys::CustomScanState, target: usize) -> Option<u16> {
         // SAFETY: as next_batch.
         unsafe { request_scaled(node, target) }
+    }
+
+    unsafe fn defer(&mut self, _node: *mut pg_sys::CustomScanState, needed: &[bool]) -> Vec<bool> {
+        self.defer_targets(needed);
+        self.deferred.clone()
+    }
+
+    unsafe fn complete(
+        &mut self,
+        _node: *mut pg_sys::CustomScanState,
+        rows: &[RowIdx],
+    ) -> Vec<(usize, Column)> {
+        if !self.pending {
+            return Vec::new();
+        }
+        self.read_deferred(rows);
+        let targets = self.program.targets.iter().enumerate().filter(|&(t, _)| self.deferred[t]);
+        targets
+            .filter_map(|(t, item)| match item {
+                TargetItem::Input(i) => Some((t, self.input.batch_column(*i))),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl ScanState {
+    /// Defer the targets `needed` does not name (`BatchSource::defer`):
+    /// those that are a column of the table no qual or other target reads,
+    /// after every column read for all rows (a tuple's walk passes the
+    /// ones before it, so reading them costs only a store). Nothing is
+    /// deferred once a batch was read, or when PostgreSQL's evaluator has
+    /// items (it reads every input column from its slot).
+    fn defer_targets(&mut self, needed: &[bool]) {
+        let p = &self.program;
+        if self.stats.batches > 0 || p.has_fallback() || needed.len() != p.targets.len() {
+            return;
+        }
+        let mut read = Vec::new();
+        let mut candidates = Vec::new();
+        for q in &p.quals {
+            if let QualItem::Kernel(e) = q {
+                e.columns(&mut read);
+            }
+        }
+        for (t, item) in p.targets.iter().enumerate() {
+            match item {
+                TargetItem::Input(i) if !needed[t] => candidates.push((t, *i)),
+                TargetItem::Input(i) => read.push(*i),
+                TargetItem::Kernel(e) => e.columns(&mut read),
+                TargetItem::Fallback => return,
+            }
+        }
+        let mut early = vec![false; p.inputs.len()];
+        read.into_iter().for_each(|i| early[i] = true);
+        read_walked_early(&p.inputs, &mut early);
+        let mut deferred = vec![false; p.targets.len()];
+        let mut late_inputs = vec![false; p.inputs.len()];
+        for (t, i) in candidates.into_iter().filter(|&(_, i)| !early[i]) {
+            deferred[t] = true;
+            late_inputs[i] = true;
+        }
+        if !late_inputs.contains(&true) {
+            return;
+        }
+        // Every other input is read for all rows (no late columns of the
+        // quals' own: those would need a second late walk).
+        self.program.early = late_inputs.iter().map(|&l| !l).collect();
+        if let Some(source) = self.source.as_mut() {
+            // SAFETY: no batch was read (checked above); the input batch is the one the source was
+            // opened on.
+            unsafe { source.set_early(&self.program.inputs, &self.program.early, &mut self.input) };
+        }
+        self.deferred = deferred;
+    }
+
+    /// Read the deferred columns of the current batch for `rows`.
+    fn read_deferred(&mut self, rows: &[RowIdx]) {
+        self.pending = false;
+        self.stats.deferred_rows += rows.len() as u64;
+        if let Some(s) = self.source.as_mut() {
+            // SAFETY: the per-batch context is the node's live one (the slot reader copies
+            // nothing here: it reads every column early).
+            let old = unsafe { pg_sys::MemoryContextSwitchTo((*self.econtext).ecxt_per_tuple_memory) };
+            s.deform_late(rows);
+            // SAFETY: switching back to the caller's context.
+            unsafe { pg_sys::MemoryContextSwitchTo(old) };
+        }
+    }
+}
+
+/// Deforming walks a tuple's attributes up to the last one it needs: the
+/// walk to the last `early` column passes every column before it, so those
+/// cost only a store and are read early too (a second walk for the rows the
+/// quals keep would cost more than that).
+fn read_walked_early(inputs: &[InputAttr], early: &mut [bool]) {
+    if let Some(last_early) = inputs.iter().zip(early.iter()).filter(|(_, &e)| e).map(|(a, _)| a.attnum).max()
+    {
+        for (a, e) in inputs.iter().zip(early.iter_mut()) {
+            *e |= a.attnum < last_early;
+        }
     }
 }
 
@@ -549,15 +686,7 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
                 cols.into_iter().for_each(|i| early[i] = true);
             }
         }
-        // Deforming walks a tuple's attributes up to the last one it needs:
-        // the walk to the last early column passes every column before it,
-        // so those cost only a store and are read early too (a second walk
-        // for the rows the quals keep would cost more than that).
-        if let Some(last_early) = inputs.iter().zip(&early).filter(|(_, &e)| e).map(|(a, _)| a.attnum).max() {
-            for (a, e) in inputs.iter().zip(early.iter_mut()) {
-                *e |= a.attnum < last_early;
-            }
-        }
+        read_walked_early(&inputs, &mut early);
         // Without a kernel qual every row is kept: a second walk over the
         // page for the late columns would only cost (the aggregation
         // benchmark's A1 spent a fifth of its scan there).
@@ -625,11 +754,13 @@ impl ScanState {
                     pg_sys::MemoryContextSwitchTo(old);
                     ok
                 });
+                self.pending = false;
                 match ok {
                     Ok(rows) => {
                         if self.program.has_fallback() {
                             self.fallback_pass(rows, false);
                         }
+                        self.pending = !self.deferred.is_empty();
                     }
                     Err(_) => {
                         // PostgreSQL's evaluator reads the Datums the source filled.
@@ -725,9 +856,10 @@ impl ScanState {
             }
             self.stats.conversions += ctx.conversions;
         }
-        // Late columns, for the rows that may still produce output.
+        // Late columns, for the rows that may still produce output (the
+        // deferred ones wait for the parent's rows).
         let rows = before_fallback.unwrap_or_else(|| cur.clone());
-        if let Some(s) = self.source.as_mut() {
+        if let Some(s) = self.source.as_mut().filter(|_| self.deferred.is_empty()) {
             s.deform_late(&rows);
         }
         self.to_arrow(false, &rows);

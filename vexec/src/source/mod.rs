@@ -193,6 +193,23 @@ impl Source {
         }
     }
 
+    /// Choose the early columns again (`early[i]`).
+    ///
+    /// # Safety
+    /// The source has not filled a batch yet; `batch` is the one `new` bound.
+    pub unsafe fn set_early(&mut self, attrs: &[InputAttr], early: &[bool], batch: &mut InputBatch) {
+        if let Source::Heap { reader, has_late, .. } = self {
+            let mut e = batch.c_columns(attrs, |i| early[i]);
+            let mut l = batch.c_columns(attrs, |i| !early[i]);
+            *has_late = !l.is_empty();
+            let r = *reader;
+            // SAFETY: this function's contract; r is this source's reader, alive until end().
+            unsafe {
+                shim::vx_heap_set_columns(r, e.len() as i32, e.as_mut_ptr(), l.len() as i32, l.as_mut_ptr())
+            };
+        }
+    }
+
     /// Read the late columns of `rows` of the current batch.
     pub fn deform_late(&mut self, rows: &[u16]) {
         if let Source::Heap { reader, has_late: true, .. } = self {

@@ -350,6 +350,7 @@ impl JoinState {
                         pg_sys::MemoryContextReset(per_batch);
                         let next = self.outer.src.next(per_batch);
                         let Some((mut columns, rows)) = next else { break };
+                        self.outer.src.complete(&mut columns, &rows, per_batch);
                         let old = pg_sys::MemoryContextSwitchTo(per_batch);
                         detoast(&self.outer, &mut columns, &rows);
                         pg_sys::MemoryContextSwitchTo(old);

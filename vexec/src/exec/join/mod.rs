@@ -329,13 +329,17 @@ impl VecNode for JoinState {
                     pg_sys::exprType((*te).expr.cast())
                 })
                 .collect();
-            let outer = side(
+            let mut outer = side(
                 plans[0],
                 estate,
                 child_flags,
                 okeys,
                 host_keys::for_kinds(&kinds, types.clone(), collations.clone()),
             );
+            // The outer side's other columns are read for the rows that
+            // found a match only (a scan reads them late; see probe.rs).
+            let needed: Vec<bool> = (0..outer.src.types.len()).map(|c| outer.keys.contains(&c)).collect();
+            outer.src.defer(&needed);
             let inner =
                 side(plans[1], estate, child_flags, ikeys, host_keys::for_kinds(&kinds, types, collations));
             // (The table compares a host-keyed key's sort keys or encodings as bytes.)

@@ -67,6 +67,10 @@ impl JoinState {
                 if rows.is_empty() {
                     continue;
                 }
+                let mut held = held;
+                if matches!(self.source, ProbeSource::Child) {
+                    self.outer.src.complete(&mut held.columns, &rows, per_batch);
+                }
                 self.probe = Some(Probe {
                     held,
                     rows,
