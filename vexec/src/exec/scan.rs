@@ -59,6 +59,7 @@ use crate::exec::node::{self, BatchOps, BatchSource, NodeMethods, VecNode, Vecto
 use crate::pgutil::SyncPtr;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use vexec_core::batch::late::{self, TargetRead};
 use vexec_core::batch::layout::ArrowKind;
 use vexec_core::batch::{full_selection, Column, PhysType, RowIdx};
 use vexec_core::expr::{self, EvalCtx, KernelError, VExpr};
@@ -529,47 +530,38 @@ impl BatchSource for ScanState {
 }
 
 impl ScanState {
-    /// Defer the targets `needed` does not name (`BatchSource::defer`):
-    /// those that are a column of the table no qual or other target reads,
-    /// after every column read for all rows (a tuple's walk passes the
-    /// ones before it, so reading them costs only a store). Nothing is
+    /// Defer the targets `needed` does not name (`BatchSource::defer`;
+    /// which ones: `vexec_core::batch::late::deferral`). Nothing is
     /// deferred once a batch was read, or when PostgreSQL's evaluator has
     /// items (it reads every input column from its slot).
     fn defer_targets(&mut self, needed: &[bool]) {
         let p = &self.program;
-        if self.stats.batches > 0 || p.has_fallback() || needed.len() != p.targets.len() {
+        if self.stats.batches > 0 || p.has_fallback() {
             return;
         }
-        let mut read = Vec::new();
-        let mut candidates = Vec::new();
+        let mut qual_inputs = Vec::new();
         for q in &p.quals {
             if let QualItem::Kernel(e) = q {
-                e.columns(&mut read);
+                e.columns(&mut qual_inputs);
             }
         }
-        for (t, item) in p.targets.iter().enumerate() {
-            match item {
-                TargetItem::Input(i) if !needed[t] => candidates.push((t, *i)),
-                TargetItem::Input(i) => read.push(*i),
-                TargetItem::Kernel(e) => e.columns(&mut read),
+        let mut targets = Vec::with_capacity(p.targets.len());
+        for t in &p.targets {
+            targets.push(match t {
+                TargetItem::Input(i) => TargetRead::Input(*i),
+                TargetItem::Kernel(e) => {
+                    let mut inputs = Vec::new();
+                    e.columns(&mut inputs);
+                    TargetRead::Computed(inputs)
+                }
                 TargetItem::Fallback => return,
-            }
+            });
         }
-        let mut early = vec![false; p.inputs.len()];
-        read.into_iter().for_each(|i| early[i] = true);
-        read_walked_early(&p.inputs, &mut early);
-        let mut deferred = vec![false; p.targets.len()];
-        let mut late_inputs = vec![false; p.inputs.len()];
-        for (t, i) in candidates.into_iter().filter(|&(_, i)| !early[i]) {
-            deferred[t] = true;
-            late_inputs[i] = true;
-        }
-        if !late_inputs.contains(&true) {
+        let attnums: Vec<i16> = p.inputs.iter().map(|a| a.attnum).collect();
+        let Some((deferred, early)) = late::deferral(&attnums, &qual_inputs, &targets, needed) else {
             return;
-        }
-        // Every other input is read for all rows (no late columns of the
-        // quals' own: those would need a second late walk).
-        self.program.early = late_inputs.iter().map(|&l| !l).collect();
+        };
+        self.program.early = early;
         if let Some(source) = self.source.as_mut() {
             // SAFETY: no batch was read (checked above); the input batch is the one the source was
             // opened on.
@@ -589,19 +581,6 @@ impl ScanState {
             s.deform_late(rows);
             // SAFETY: switching back to the caller's context.
             unsafe { pg_sys::MemoryContextSwitchTo(old) };
-        }
-    }
-}
-
-/// Deforming walks a tuple's attributes up to the last one it needs: the
-/// walk to the last `early` column passes every column before it, so those
-/// cost only a store and are read early too (a second walk for the rows the
-/// quals keep would cost more than that).
-fn read_walked_early(inputs: &[InputAttr], early: &mut [bool]) {
-    if let Some(last_early) = inputs.iter().zip(early.iter()).filter(|(_, &e)| e).map(|(a, _)| a.attnum).max()
-    {
-        for (a, e) in inputs.iter().zip(early.iter_mut()) {
-            *e |= a.attnum < last_early;
         }
     }
 }
@@ -686,7 +665,8 @@ unsafe fn compile_program(cscan: *mut pg_sys::CustomScan, rel: pg_sys::Relation)
                 cols.into_iter().for_each(|i| early[i] = true);
             }
         }
-        read_walked_early(&inputs, &mut early);
+        let attnums: Vec<i16> = inputs.iter().map(|a| a.attnum).collect();
+        late::read_walked_early(&attnums, &mut early);
         // Without a kernel qual every row is kept: a second walk over the
         // page for the late columns would only cost (the aggregation
         // benchmark's A1 spent a fifth of its scan there).

@@ -18,6 +18,7 @@
 //! and counts it (`EvalCtx::input`).
 
 mod bitmap;
+pub mod late;
 pub mod layout;
 pub mod varlena;
 
