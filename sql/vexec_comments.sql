@@ -26,3 +26,15 @@ COMMENT ON FUNCTION vexec.ingest_rows(bigint) IS
 
 COMMENT ON FUNCTION vexec.pack_functions() IS
   'the functions kernel packs (vexec_pgvector, ...) serve in this database: pack, function OID, name(argument typnames); docs/packs.md';
+
+COMMENT ON FUNCTION vexec.orca_available() IS
+  'whether this vexec library carries ORCA (orca_bridge); docs/orca.md';
+
+COMMENT ON FUNCTION vexec.orca_version() IS
+  'the version of ORCA this vexec library carries, NULL without ORCA';
+
+COMMENT ON FUNCTION vexec.orca_optimize_minidump(text, text, boolean) IS
+  'superuser diagnosis: ORCA''s plan for the query of an ORCA minidump file on the server, with cost model minidump, gpdb or vector (CCostModelVec); docs/orca.md';
+
+-- A server file is read: superusers only (the function checks too).
+REVOKE ALL ON FUNCTION vexec.orca_optimize_minidump(text, text, boolean) FROM PUBLIC;

@@ -38,11 +38,18 @@ install_vexec() {
     install_crate vexec "$1"
 }
 
+# The optional features vexec is built with: `orca` where ORCA is installed
+# (the dev root's orca step; docs/orca.md).
+vexec_features() {
+    if [ -f "${ORCA_PREFIX:-/usr/local}/include/gpopt/version.h" ]; then echo orca; fi
+}
+
 # install_crate CRATE V: build and install one of the extension crates
 # (vexec, vexec_flight) into PostgreSQL V.
 install_crate() {
     local crate=$1 v=$2 args=()
     [ "${VEXEC_PROFILE:-debug}" = release ] && args+=(--release)
+    if [ "$crate" = vexec ] && [ -n "$(vexec_features)" ]; then args+=(--features "$(vexec_features)"); fi
     say "building and installing $crate into PostgreSQL $v (${VEXEC_PROFILE:-debug})"
     # A running server has the library mapped: move it aside (a new inode)
     # rather than let the install overwrite it in place.

@@ -10,10 +10,10 @@ import signal
 import sys
 import time
 
-from . import arrow_leg, citus_leg, flight_leg, insert_leg, legs
+from . import arrow_leg, citus_leg, flight_leg, insert_leg, legs, orca_leg
 
 LEG_NAMES = ["pg18", "pg19", "diff-pgsuite", "diff-regress", "diff-tpch", "answers-tpch", "answers-clickbench",
-             "tpcds", "planner-sweep", "suite-sweep", "sqlsmith", "cancel", "citus", "arrow-types", "insert", "flight", "pack-suites"]
+             "tpcds", "planner-sweep", "suite-sweep", "sqlsmith", "cancel", "citus", "arrow-types", "insert", "flight", "pack-suites", "orca-corpus"]
 CLUSTER_LEGS = {"diff-tpch", "answers-tpch", "answers-clickbench", "tpcds", "planner-sweep", "sqlsmith", "cancel",
                 "arrow-types", "insert"}
 
@@ -74,6 +74,8 @@ def main(argv=None) -> int:
                 res = flight_leg.leg_flight(args.state)
             elif name == "pack-suites":
                 res = legs.leg_pack_suites(full)
+            elif name == "orca-corpus":
+                res = orca_leg.leg_orca_corpus(args.state, full)
             elif name == "cancel":
                 res = legs.leg_cancel(cluster, args.cancel_iterations)
             else:

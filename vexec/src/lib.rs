@@ -17,6 +17,7 @@ mod exec;
 mod expr;
 mod ingest;
 mod nodes;
+mod orca;
 mod packs;
 mod pgutil;
 mod plan;

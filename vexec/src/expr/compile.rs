@@ -1086,3 +1086,20 @@ unsafe fn deconstruct(arr: *mut pg_sys::varlena, elem: Oid) -> (Vec<usize>, Vec<
         (d, nl)
     }
 }
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use pgrx::prelude::*;
+
+    /// vexec_core's list of kernel functions (the oracle code without a
+    /// catalog uses, such as orca_bridge) is exactly what `kernel_for` binds.
+    #[pg_test]
+    fn kernel_function_list_is_kernel_for() {
+        let bound: Vec<u32> =
+            (1..pgrx::pg_sys::FirstGenbkiObjectId).filter(|&f| super::kernel_for(f).is_some()).collect();
+        let listed: Vec<u32> =
+            vexec_core::expr::kernel_functions::KERNEL_FUNCTIONS.iter().map(|&(o, _)| o).collect();
+        assert_eq!(bound, listed);
+    }
+}

@@ -3,7 +3,9 @@
 //!
 //! A vector scan reads the same pages as a sequential scan, so the disk part
 //! is PostgreSQL's own (`seq_page_cost` per page). The CPU part is where
-//! vectors win, and the factors below say by how much, per tuple:
+//! vectors win, and the factors (kept in `vexec_core::cost`, where ORCA's
+//! vector-aware cost model in `orca_bridge` takes them too) say by how much,
+//! per tuple:
 //!
 //! - `TUPLE_FACTOR`: getting a tuple into a batch (batched visibility, only
 //!   the needed columns deformed) against `cpu_tuple_cost` for a row scan;
@@ -17,9 +19,7 @@
 
 use pgrx::pg_sys;
 
-pub const TUPLE_FACTOR: f64 = 0.3;
-pub const KERNEL_FACTOR: f64 = 0.25;
-pub const OUTPUT_FACTOR: f64 = 0.2;
+pub use vexec_core::cost::{GROUP_KEY_FACTOR, KERNEL_FACTOR, OUTPUT_FACTOR, TUPLE_FACTOR};
 /// Setting up a vector scan (buffers, compiled program), in cpu_operator_cost.
 pub const SETUP_OPERATORS: f64 = 100.0;
 
@@ -166,11 +166,6 @@ pub unsafe fn plain_agg(child: &pg_sys::Path, naggs: usize, vector_child: bool) 
         Cost { startup, total: startup + pg_sys::cpu_tuple_cost, rows: 1.0 }
     }
 }
-
-/// Hashing a row's keys and probing the group table, against PostgreSQL's
-/// `cpu_operator_cost` per key column and row in `cost_agg`: batching the
-/// probes saves less than kernels do.
-pub const GROUP_KEY_FACTOR: f64 = 0.5;
 
 /// A hashed VecAgg over a child path: the child (`agg_child_cost`), each
 /// row's keys hashed and probed, `naggs` transitions at kernel price, one

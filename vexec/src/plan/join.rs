@@ -320,9 +320,7 @@ unsafe fn refusal(
     }
 }
 
-/// Hashing a key and probing, against `cpu_operator_cost` per key in
-/// HashJoin's costing.
-pub const HASH_KEY_FACTOR: f64 = 0.5;
+pub use vexec_core::cost::HASH_KEY_FACTOR;
 
 /// The rows that pass the hash join proper (each charged a tuple and the
 /// join filter), counted as final_cost_hashjoin counts them, so that both

@@ -118,9 +118,7 @@ fn alternative(
     Alternative { node: "VecSort".into(), target: target.into(), verdict, row_cost, vector_cost, details }
 }
 
-/// Comparisons and moving rows in a VecSort, against `cost_sort`'s charge
-/// for a Sort: native keys over columns and no tuple forming.
-pub const SORT_FACTOR: f64 = 0.5;
+pub use vexec_core::cost::SORT_FACTOR;
 
 unsafe fn consider(
     root: *mut pg_sys::PlannerInfo,

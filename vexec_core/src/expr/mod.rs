@@ -20,6 +20,7 @@
 //!   NULL or in an unselected row never reports an error.
 
 mod eval;
+pub mod kernel_functions;
 pub mod kernels;
 mod native;
 
