@@ -31,7 +31,7 @@ pub fn parse(dxl: &str) -> Result<PlanNode, OrcaError> {
         .children()
         .find(|n| n.is_element() && n.tag_name().name() == "Plan")
         .ok_or_else(|| OrcaError("plan DXL has no Plan element".into()))?;
-    let mut roots: Vec<PlanNode> = plan.children().filter_map(operator).collect();
+    let mut roots = operators_below(plan);
     match roots.len() {
         1 => Ok(roots.remove(0)),
         n => Err(OrcaError(format!("plan DXL has {n} root operators"))),
@@ -62,8 +62,20 @@ fn operator(node: roxmltree::Node) -> Option<PlanNode> {
         total_cost: num("TotalCost"),
         rows: num("Rows"),
         width: num("Width"),
-        children: node.children().filter_map(operator).collect(),
+        children: operators_below(node),
     })
+}
+
+/// The operators under `node`: its operator children, and the first
+/// operators inside its other elements (a SubPlan in a Filter, say).
+fn operators_below(node: roxmltree::Node) -> Vec<PlanNode> {
+    node.children()
+        .filter(|c| c.is_element() && c.tag_name().name() != "Properties")
+        .flat_map(|c| match operator(c) {
+            Some(op) => vec![op],
+            None => operators_below(c),
+        })
+        .collect()
 }
 
 fn table_name(node: roxmltree::Node) -> Option<String> {
@@ -191,6 +203,17 @@ mod tests {
         assert_eq!(compare(&a, &a), PlanChange::default());
         let nl = parse(&PLAN.replace("dxl:HashJoin", "dxl:NestedLoopJoin")).unwrap();
         assert!(compare(&a, &nl).join_method);
+    }
+
+    #[test]
+    fn finds_operators_inside_scalar_expressions() {
+        let with_subplan = PLAN.replace(
+            "<dxl:ProjList/>",
+            r#"<dxl:Filter><dxl:SubPlan><dxl:Result><dxl:Properties><dxl:Cost StartupCost="0" TotalCost="1" Rows="1" Width="1"/></dxl:Properties></dxl:Result></dxl:SubPlan></dxl:Filter>"#,
+        );
+        let p = parse(&with_subplan).unwrap();
+        assert_eq!(p.children.len(), 2);
+        assert_eq!(p.children[0].operator, "Result");
     }
 
     #[test]
