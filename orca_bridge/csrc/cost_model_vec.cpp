@@ -41,57 +41,70 @@ CCostModelVec::CCostModelVec(CMemoryPool *mp, ULONG segments,
 	m_factors.handoff = std::max(m_factors.handoff, 1.0);
 }
 
-double
-CCostModelVec::Factor(COperator::EOperatorId op) const
+// The kind of batch operator vexec has for `op` (Row: none, a row operator).
+enum class VecKind
+{
+	Row,
+	Scan,
+	Filter,
+	Agg,
+	HashJoin,
+	Sort
+};
+
+static VecKind
+KindOf(COperator::EOperatorId op)
 {
 	switch (op)
 	{
 		case COperator::EopPhysicalTableScan:
 		case COperator::EopPhysicalDynamicTableScan:
-			return m_factors.scan;
+			return VecKind::Scan;
 		case COperator::EopPhysicalFilter:
 		case COperator::EopPhysicalComputeScalar:
-			return m_factors.filter;
+			return VecKind::Filter;
 		case COperator::EopPhysicalHashAgg:
 		case COperator::EopPhysicalHashAggDeduplicate:
 		case COperator::EopPhysicalScalarAgg:
-			return m_factors.agg;
+			return VecKind::Agg;
 		case COperator::EopPhysicalInnerHashJoin:
 		case COperator::EopPhysicalLeftOuterHashJoin:
 		case COperator::EopPhysicalLeftSemiHashJoin:
 		case COperator::EopPhysicalLeftAntiSemiHashJoin:
 		case COperator::EopPhysicalLeftAntiSemiHashJoinNotIn:
-			return m_factors.hash_join;
+			return VecKind::HashJoin;
 		case COperator::EopPhysicalSort:
-			return m_factors.sort;
+			return VecKind::Sort;
 		default:
-			return 1.0;
+			return VecKind::Row;
 	}
 }
 
-// Whether vexec has a batch operator for `op` (its factor applies).
 static bool
 IsVectorOperator(COperator::EOperatorId op)
 {
-	switch (op)
+	return VecKind::Row != KindOf(op);
+}
+
+double
+CCostModelVec::Factor(COperator::EOperatorId op) const
+{
+	switch (KindOf(op))
 	{
-		case COperator::EopPhysicalTableScan:
-		case COperator::EopPhysicalDynamicTableScan:
-		case COperator::EopPhysicalFilter:
-		case COperator::EopPhysicalComputeScalar:
-		case COperator::EopPhysicalHashAgg:
-		case COperator::EopPhysicalHashAggDeduplicate:
-		case COperator::EopPhysicalScalarAgg:
-		case COperator::EopPhysicalInnerHashJoin:
-		case COperator::EopPhysicalLeftOuterHashJoin:
-		case COperator::EopPhysicalLeftSemiHashJoin:
-		case COperator::EopPhysicalLeftAntiSemiHashJoin:
-		case COperator::EopPhysicalLeftAntiSemiHashJoinNotIn:
-		case COperator::EopPhysicalSort:
-			return true;
-		default:
-			return false;
+		case VecKind::Scan:
+			return m_factors.scan;
+		case VecKind::Filter:
+			return m_factors.filter;
+		case VecKind::Agg:
+			return m_factors.agg;
+		case VecKind::HashJoin:
+			return m_factors.hash_join;
+		case VecKind::Sort:
+			return m_factors.sort;
+		case VecKind::Row:
+			break;
 	}
+	return 1.0;
 }
 
 // The function an operator calls (vexec binds kernels by function OID).
