@@ -89,10 +89,27 @@ pub enum NumericLayout {
     Decimal128,
 }
 
+/// `vexec.varlena_layout`: text, varchar, bpchar and bytea values as
+/// PostgreSQL's Datums, Arrow's byte views (Utf8View/BinaryView) or Arrow's
+/// offsets + values (Utf8/Binary); `auto` follows `vexec.batch_format`
+/// (views).
+#[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum VarlenaLayout {
+    #[name = c"auto"]
+    Auto,
+    #[name = c"datum"]
+    Datum,
+    #[name = c"view"]
+    View,
+    #[name = c"offsets"]
+    Offsets,
+}
+
 pub static BOOL_LAYOUT: GucSetting<BoolLayout> = GucSetting::<BoolLayout>::new(BoolLayout::Auto);
 pub static TEMPORAL_LAYOUT: GucSetting<TemporalLayout> =
     GucSetting::<TemporalLayout>::new(TemporalLayout::Auto);
 pub static NUMERIC_LAYOUT: GucSetting<NumericLayout> = GucSetting::<NumericLayout>::new(NumericLayout::Auto);
+pub static VARLENA_LAYOUT: GucSetting<VarlenaLayout> = GucSetting::<VarlenaLayout>::new(VarlenaLayout::Auto);
 /// `vexec.debug_random_layout`: 0, or the seed of a per column and batch
 /// random choice of layout (overrides the layout settings).
 pub static DEBUG_RANDOM_LAYOUT: GucSetting<i32> = GucSetting::<i32>::new(0);
@@ -255,6 +272,14 @@ in Arrow's representations (vexec.bool_layout, vexec.temporal_layout, vexec.nume
         c"numeric(p <= 38, s) in vector batches: varlena (PostgreSQL's) or decimal128 (Arrow's); auto follows vexec.batch_format.",
         c"",
         &NUMERIC_LAYOUT,
+        GucContext::Userset,
+        GucFlags::EXPLAIN,
+    );
+    GucRegistry::define_enum_guc(
+        c"vexec.varlena_layout",
+        c"text, varchar, bpchar and bytea in vector batches: datum (PostgreSQL's), view (Arrow's byte views) or offsets (Arrow's offsets and values); auto follows vexec.batch_format (view).",
+        c"",
+        &VARLENA_LAYOUT,
         GucContext::Userset,
         GucFlags::EXPLAIN,
     );

@@ -67,7 +67,9 @@ pub unsafe fn encode_rows(cols: &[&Column], fixed: &[Option<usize>], rows: &[Row
                 Values::Bits(v) => out.push(v.value(r) as u8),
                 Values::Date32(_) => out.extend_from_slice(&(col.values.datum(r) as i32).to_le_bytes()),
                 Values::TimestampUs(_) => out.extend_from_slice(&(col.values.datum(r) as i64).to_le_bytes()),
-                Values::Decimal128(..) => panic!("Decimal128 columns are converted before they spill"),
+                Values::Decimal128(..) | Values::View(_) | Values::Offsets(_) => {
+                    panic!("Decimal128, view and offsets columns are converted before they spill")
+                }
                 Values::Datum(v) => match fixed {
                     Some(len) => {
                         // SAFETY: this function's contract: a fixed-length by-reference value
@@ -151,7 +153,9 @@ pub fn decode_rows(
                 v @ (Values::Bits(_)
                 | Values::Date32(_)
                 | Values::TimestampUs(_)
-                | Values::Decimal128(..)) => {
+                | Values::Decimal128(..)
+                | Values::View(_)
+                | Values::Offsets(_)) => {
                     unreachable!("spilled batches are read into the postgres layout, not {v:?}")
                 }
                 Values::Datum(_) => match fixed.get(c).copied().flatten() {

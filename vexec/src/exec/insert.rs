@@ -64,7 +64,12 @@ impl InsertState {
                     Values::I128(_) => {
                         error!("vexec internal error: VecInsert got a column of 128-bit integers")
                     }
-                    Values::Bits(_) | Values::Date32(_) | Values::TimestampUs(_) | Values::Decimal128(..) => {
+                    Values::Bits(_)
+                    | Values::Date32(_)
+                    | Values::TimestampUs(_)
+                    | Values::Decimal128(..)
+                    | Values::View(_)
+                    | Values::Offsets(_) => {
                         error!("vexec internal error: VecInsert got an arrow-layout column")
                     }
                 };

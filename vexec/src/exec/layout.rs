@@ -3,17 +3,20 @@
 //! layout of `vexec.debug_random_layout`), read once at executor start.
 //!
 //! A column has an arrow form when its type is bool, date, timestamp,
-//! timestamptz or numeric(p <= 38, s >= 0) (`vexec_core::batch::layout`);
-//! other types keep PostgreSQL's Datums in both layouts.
+//! timestamptz, numeric(p <= 38, s >= 0), text, varchar, bpchar or bytea
+//! (`vexec_core::batch::layout`; varlenas as views or as offsets); other
+//! types keep PostgreSQL's Datums in both layouts.
 
 use pgrx::pg_sys;
 use vexec_core::batch::layout::ArrowKind;
 
-use crate::settings::{self, BatchFormat, BoolLayout, NumericLayout, TemporalLayout};
+use crate::settings::{self, BatchFormat, BoolLayout, NumericLayout, TemporalLayout, VarlenaLayout};
 
-/// The arrow representation of a column of type `typid`/`typmod`, if it has one.
+/// The arrow representation of a column of type `typid`/`typmod`, if it
+/// has one (varlenas: views, or offsets where the settings say so).
 pub fn arrow_kind(typid: pg_sys::Oid, typmod: i32) -> Option<ArrowKind> {
     match typid {
+        pg_sys::TEXTOID | pg_sys::VARCHAROID | pg_sys::BPCHAROID | pg_sys::BYTEAOID => Some(ArrowKind::View),
         pg_sys::BOOLOID => Some(ArrowKind::Bits),
         pg_sys::DATEOID => Some(ArrowKind::Date32),
         pg_sys::TIMESTAMPOID | pg_sys::TIMESTAMPTZOID => Some(ArrowKind::TimestampUs),
@@ -78,15 +81,23 @@ impl LayoutChoice {
             NumericLayout::Auto => arrow,
             l => l == NumericLayout::Decimal128,
         };
+        let varlena = match settings::VARLENA_LAYOUT.get() {
+            VarlenaLayout::Auto if arrow => Some(ArrowKind::View),
+            VarlenaLayout::Auto | VarlenaLayout::Datum => None,
+            VarlenaLayout::View => Some(ArrowKind::View),
+            VarlenaLayout::Offsets => Some(ArrowKind::Offsets),
+        };
         let possible: Vec<Option<ArrowKind>> = types.iter().map(|&(t, m)| arrow_kind(t, m)).collect();
         let wanted = possible
             .iter()
-            .map(|k| {
-                k.filter(|k| match k {
+            .map(|k| match k {
+                Some(ArrowKind::View | ArrowKind::Offsets) => varlena,
+                k => k.filter(|k| match k {
                     ArrowKind::Bits => bits,
                     ArrowKind::Date32 | ArrowKind::TimestampUs => unix,
                     ArrowKind::Decimal128 { .. } => decimal,
-                })
+                    ArrowKind::View | ArrowKind::Offsets => unreachable!("matched above"),
+                }),
             })
             .collect();
         let seed = settings::DEBUG_RANDOM_LAYOUT.get() as u64;
@@ -117,11 +128,15 @@ impl LayoutChoice {
         if self.random == 0 {
             return self.wanted[i];
         }
-        // xorshift64: a reproducible sequence per seed.
+        // xorshift64: a reproducible sequence per seed. Varlenas: one bit
+        // for arrow or not, one for views or offsets.
         self.random ^= self.random << 13;
         self.random ^= self.random >> 7;
         self.random ^= self.random << 17;
-        self.possible[i].filter(|_| self.random & 1 == 1)
+        match self.possible[i].filter(|_| self.random & 1 == 1) {
+            Some(ArrowKind::View) if self.random & 2 == 2 => Some(ArrowKind::Offsets),
+            k => k,
+        }
     }
 
     /// The layouts in force for the columns `used` (the ones a kernel
@@ -132,6 +147,8 @@ impl LayoutChoice {
             ArrowKind::Date32 => "date32",
             ArrowKind::TimestampUs => "timestamp(us)",
             ArrowKind::Decimal128 { .. } => "decimal128",
+            ArrowKind::View => "view",
+            ArrowKind::Offsets => "offsets",
         };
         if self.random != 0 {
             return "random per column and batch".into();

@@ -106,12 +106,13 @@ impl InputBatch {
     }
 
     /// Column `i` for a vector parent: as the batch holds it, except that a
-    /// Decimal128 column goes up as the numerics the source read (parents
-    /// read numerics as Datums; no node above a scan takes Decimal128 yet).
+    /// Decimal128, view or offsets column goes up as the Datums the source
+    /// read (parents read numerics and varlenas as Datums; no node above a
+    /// scan takes them in the arrow layout yet).
     pub fn batch_column(&self, i: usize) -> Column {
         let col = &self.columns[i];
         match (&col.values, &self.parked[i]) {
-            (Values::Decimal128(..), Some(values)) => {
+            (Values::Decimal128(..) | Values::View(_) | Values::Offsets(_), Some(values)) => {
                 Column { values: values.clone(), validity: col.validity.clone() }
             }
             _ => col.clone(),

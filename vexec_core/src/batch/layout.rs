@@ -11,6 +11,7 @@
 
 use arrow_buffer::BooleanBuffer;
 
+use super::strings::{self, StringForm};
 use super::{varlena, Column, RowIdx, Values};
 
 /// Days from 1970-01-01 (Arrow's epoch) to 2000-01-01 (PostgreSQL's).
@@ -75,6 +76,10 @@ pub enum ArrowKind {
     TimestampUs,
     /// numeric(p <= 38, s).
     Decimal128 { scale: u16 },
+    /// text, varchar, bpchar, bytea as byte views (Utf8View/BinaryView).
+    View,
+    /// text, varchar, bpchar, bytea as offsets + values (Utf8/Binary).
+    Offsets,
 }
 
 /// The values of a postgres-layout column `col` in the arrow layout of
@@ -84,7 +89,8 @@ pub enum ArrowKind {
 /// in that layout, lends its buffer (a batch's conversions allocate nothing).
 ///
 /// # Safety
-/// For `Decimal128`, every valid Datum among `rows` points to a varlena.
+/// For `Decimal128`, `View` and `Offsets`, every valid Datum among `rows`
+/// points to a varlena.
 pub unsafe fn to_arrow(
     col: &Column,
     kind: ArrowKind,
@@ -133,6 +139,12 @@ pub unsafe fn to_arrow(
             }
             Values::Decimal128(out, scale)
         }
+        // SAFETY: this function's contract.
+        (ArrowKind::View, _) => return unsafe { strings::from_datums(col, StringForm::View, rows, spare) },
+        (ArrowKind::Offsets, _) => {
+            // SAFETY: this function's contract.
+            return unsafe { strings::from_datums(col, StringForm::Offsets, rows, spare) };
+        }
         _ => return None,
     })
 }
@@ -169,8 +181,8 @@ unsafe fn decimal_of(p: *const u8, scale: u16) -> Option<i128> {
 /// `col` in the postgres layout, computed for the rows `rows` (the others
 /// unspecified); a postgres-layout column is returned as it is. A
 /// Decimal128 value becomes a numeric varlena of the column's display
-/// scale, stored by `alloc` (which returns its Datum; the host's memory
-/// for the batch).
+/// scale, a view or offsets value a varlena of its bytes, stored by `alloc`
+/// (which returns its Datum; the host's memory for the batch).
 pub fn to_postgres(col: &Column, rows: &[RowIdx], alloc: &mut dyn FnMut(&[u8]) -> usize) -> Column {
     let values = match &col.values {
         Values::Bits(v) => Values::Bool(v.iter().map(u8::from).collect()),
@@ -186,6 +198,7 @@ pub fn to_postgres(col: &Column, rows: &[RowIdx], alloc: &mut dyn FnMut(&[u8]) -
             }
             Values::Datum(out)
         }
+        v @ (Values::View(_) | Values::Offsets(_)) => strings::to_datums(v, col, rows, alloc),
         _ => return col.clone(),
     };
     Column { values, validity: col.validity.clone() }

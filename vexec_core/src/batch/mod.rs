@@ -12,7 +12,8 @@
 //! timestamps in PostgreSQL's epoch, by-reference values (text, numeric, ...)
 //! as the Datum (pointer) PostgreSQL gives. The last ones are the `arrow`
 //! layout's representations of the types where Arrow's differs (bit-packed
-//! booleans, Unix-epoch dates and timestamps, Decimal128); [`layout`]
+//! booleans, Unix-epoch dates and timestamps, Decimal128, byte views or
+//! offsets for varlenas); [`layout`]
 //! converts between the two. Kernels take the postgres layout unless they
 //! say otherwise: the evaluator converts an arrow column for the others
 //! and counts it (`EvalCtx::input`).
@@ -20,6 +21,7 @@
 mod bitmap;
 pub mod late;
 pub mod layout;
+pub mod strings;
 pub mod varlena;
 
 pub use bitmap::Bitmap;
@@ -91,6 +93,11 @@ pub enum Values {
     /// Arrow layout of numeric(p <= 38, s): the value times `10^s` (Arrow's
     /// decimal128(p, s)), with `s`.
     Decimal128(Vec<i128>, u16),
+    /// Arrow layout of text, varchar, bpchar, bytea: byte views
+    /// (Utf8View/BinaryView) of the varlenas' payloads.
+    View(strings::ByteViews),
+    /// Arrow layout of the same types: offsets + values (Utf8/Binary).
+    Offsets(strings::ByteOffsets),
 }
 
 impl Values {
@@ -118,14 +125,24 @@ impl Values {
             Values::I128(_) => PhysType::I128,
             Values::F32(_) => PhysType::F32,
             Values::F64(_) => PhysType::F64,
-            Values::Datum(_) | Values::Decimal128(..) => PhysType::Datum,
+            Values::Datum(_) | Values::Decimal128(..) | Values::View(_) | Values::Offsets(_) => {
+                PhysType::Datum
+            }
         }
     }
 
     /// Whether these are values in one of the arrow layout's own
     /// representations (which kernels take only where they say so).
     pub fn is_arrow(&self) -> bool {
-        matches!(self, Values::Bits(_) | Values::Date32(_) | Values::TimestampUs(_) | Values::Decimal128(..))
+        matches!(
+            self,
+            Values::Bits(_)
+                | Values::Date32(_)
+                | Values::TimestampUs(_)
+                | Values::Decimal128(..)
+                | Values::View(_)
+                | Values::Offsets(_)
+        )
     }
 
     pub fn len(&self) -> usize {
@@ -142,6 +159,8 @@ impl Values {
             Values::Date32(v) => v.len(),
             Values::TimestampUs(v) => v.len(),
             Values::Decimal128(v, _) => v.len(),
+            Values::View(v) => v.views.len(),
+            Values::Offsets(v) => v.len(),
         }
     }
 
@@ -149,9 +168,12 @@ impl Values {
         self.len() == 0
     }
 
-    /// Width in bytes of one value (rounded up: a bit counts as a byte).
+    /// Width in bytes of one value (rounded up: a bit counts as a byte;
+    /// views and offsets without their data).
     pub fn width(&self) -> usize {
         match self {
+            Values::View(_) => 16,
+            Values::Offsets(_) => 4,
             Values::Bool(_) | Values::Bits(_) => 1,
             Values::I16(_) => 2,
             Values::I32(_) | Values::F32(_) | Values::Date32(_) => 4,
@@ -172,9 +194,7 @@ impl Values {
             Values::F32(v) => v.as_mut_ptr().cast(),
             Values::F64(v) => v.as_mut_ptr().cast(),
             Values::Datum(v) => v.as_mut_ptr().cast(),
-            v @ (Values::Bits(_) | Values::Date32(_) | Values::TimestampUs(_) | Values::Decimal128(..)) => {
-                panic!("{v:?} columns are converted from the postgres layout, not filled")
-            }
+            v => panic!("{:?} columns are converted from the postgres layout, not filled", v.phys_type()),
         }
     }
 
@@ -199,7 +219,9 @@ impl Values {
             Values::Bits(v) => v.value(i) as usize,
             Values::Date32(v) => layout::date_from_unix(v[i]) as i64 as usize,
             Values::TimestampUs(v) => layout::timestamp_from_unix(v[i]) as usize,
-            Values::Decimal128(..) => panic!("a Decimal128 value has no Datum: convert the column first"),
+            Values::Decimal128(..) | Values::View(_) | Values::Offsets(_) => {
+                panic!("a Decimal128, view or offsets value has no Datum: convert the column first")
+            }
         }
     }
 
@@ -216,9 +238,7 @@ impl Values {
             Values::F32(v) => v[i] = f32::from_bits(d as u32),
             Values::F64(v) => v[i] = f64::from_bits(d as u64),
             Values::Datum(v) => v[i] = d,
-            v @ (Values::Bits(_) | Values::Date32(_) | Values::TimestampUs(_) | Values::Decimal128(..)) => {
-                panic!("{:?} values are not set from Datums", v.phys_type())
-            }
+            v => panic!("arrow-layout {:?} values are not set from Datums", v.phys_type()),
         }
     }
 
@@ -280,6 +300,24 @@ impl Column {
             (Values::Date32(a), Values::Date32(b)) => extend!(a, b),
             (Values::TimestampUs(a), Values::TimestampUs(b)) => extend!(a, b),
             (Values::Decimal128(a, s), Values::Decimal128(b, t)) if s == t => extend!(a, b),
+            (Values::View(a), Values::View(b)) => {
+                let base = a.data.len() as u64;
+                if base + b.data.len() as u64 > u32::MAX as u64 {
+                    return false;
+                }
+                a.views.reserve_exact(b.views.len());
+                a.views.extend(b.views.iter().map(|&v| strings::rebase_view(v, base as u32)));
+                extend!(a.data, &b.data);
+            }
+            (Values::Offsets(a), Values::Offsets(b)) => {
+                let base = *a.offsets.last().expect("offsets start at 0") as i64;
+                if base + b.data.len() as i64 > i32::MAX as i64 {
+                    return false;
+                }
+                a.offsets.reserve_exact(b.len());
+                a.offsets.extend(b.offsets[1..].iter().map(|&o| o + base as i32));
+                extend!(a.data, &b.data);
+            }
             (Values::Bits(a), Values::Bits(b)) => {
                 let mut all = arrow_buffer::BooleanBufferBuilder::new(a.len() + b.len());
                 all.append_buffer(a);

@@ -4,6 +4,7 @@ use std::cmp::Ordering;
 
 use super::kernels::{self, arith, cast, cmp, like, text};
 use super::{BoolTestKind, CmpKind, CmpOp, ConstSet, EvalCtx, KernelError, VExpr};
+use crate::batch::strings::Bytes;
 use crate::batch::{layout, varlena, Bitmap, Column, PhysType, RowIdx, Values};
 
 /// Evaluate `e` on the rows `sel`. The result has a value for every row of
@@ -321,7 +322,11 @@ pub fn filter(e: &VExpr, ctx: &mut EvalCtx, sel: &mut Vec<RowIdx>) -> Result<(),
             match (left.as_ref(), right.as_ref()) {
                 (VExpr::Column { index }, VExpr::Const { value: Some(v), .. })
                 | (VExpr::Const { value: Some(v), .. }, VExpr::Column { index }) => {
-                    let col = ctx.input(*index, sel);
+                    let inputs: &[Column] = ctx.inputs;
+                    let col = match &inputs[*index].values {
+                        Values::View(_) | Values::Offsets(_) => std::borrow::Cow::Borrowed(&inputs[*index]),
+                        _ => ctx.input(*index, sel),
+                    };
                     // SAFETY: EvalCtx::new's contract: input Datums and
                     // by-reference constants are varlenas.
                     if unsafe { filter_bytes_eq_const(&col, *op == CmpOp::Ne, *kind, *v, sel) } {
@@ -591,27 +596,49 @@ unsafe fn filter_bytes_eq_const(
     datum: usize,
     sel: &mut Vec<RowIdx>,
 ) -> bool {
-    let Values::Datum(vals) = &col.values else { panic!("text comparison of a non-varlena column") };
     // SAFETY: the caller vouches for `datum` and the column's values.
     let c = unsafe { varlena::bytes(datum as *const u8) };
     let c = if kind == CmpKind::Bpchar { cmp::trim_blanks(c) } else { c };
-    if sel.iter().any(|&i| {
-        // SAFETY: the caller vouches that valid values are varlenas.
-        col.validity.get(i as usize) && !unsafe { varlena::is_plain(vals[i as usize] as *const u8) }
-    }) {
-        return false;
+    if let Values::Datum(vals) = &col.values {
+        if sel.iter().any(|&i| {
+            // SAFETY: the caller vouches that valid values are varlenas.
+            col.validity.get(i as usize) && !unsafe { varlena::is_plain(vals[i as usize] as *const u8) }
+        }) {
+            return false;
+        }
     }
     let mut k = 0;
-    for j in 0..sel.len() {
-        let i = sel[j] as usize;
-        let keep = col.validity.get(i) && {
-            // SAFETY: plain (checked above).
-            let b = unsafe { varlena::bytes(vals[i] as *const u8) };
-            let b = if kind == CmpKind::Bpchar { cmp::trim_blanks(b) } else { b };
-            (b == c) != ne
-        };
-        sel[k] = sel[j];
-        k += keep as usize;
+    match &col.values {
+        // Byte views (not bpchar, whose padding the view holds): the
+        // constant's view decides a short value whole and a long one's
+        // length and prefix; only equal prefixes read the data.
+        Values::View(v) if kind != CmpKind::Bpchar => {
+            let cv = arrow_array::builder::make_view(c, 0, 0);
+            let short = c.len() <= arrow_data::MAX_INLINE_VIEW_LEN as usize;
+            for j in 0..sel.len() {
+                let i = sel[j] as usize;
+                let eq = if short { v.views[i] == cv } else { v.head(i) == cv as u64 && v.get(i) == c };
+                let keep = col.validity.get(i) && eq != ne;
+                sel[k] = sel[j];
+                k += keep as usize;
+            }
+        }
+        values => {
+            // SAFETY: Datums are plain varlenas (checked above).
+            let Some(bytes) = (unsafe { Bytes::of(values) }) else {
+                panic!("text comparison of a non-varlena column")
+            };
+            for j in 0..sel.len() {
+                let i = sel[j] as usize;
+                let keep = col.validity.get(i) && {
+                    let b = bytes.get(i);
+                    let b = if kind == CmpKind::Bpchar { cmp::trim_blanks(b) } else { b };
+                    (b == c) != ne
+                };
+                sel[k] = sel[j];
+                k += keep as usize;
+            }
+        }
     }
     sel.truncate(k);
     true
@@ -710,10 +737,25 @@ pub unsafe fn fold_constants(e: VExpr) -> VExpr {
 }
 
 /// Evaluate an operand; for text kinds (and numerics, read through the same
-/// path) make the rows' varlenas plain first.
-fn eval_plain(e: &VExpr, kind: CmpKind, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Result<Column, KernelError> {
+/// path) make the rows' varlenas plain first. An input column of byte views
+/// or offsets is returned as it is (the byte kernels read it through
+/// [`Bytes`]).
+fn eval_plain<'a>(
+    e: &VExpr,
+    kind: CmpKind,
+    ctx: &mut EvalCtx<'a>,
+    sel: &[RowIdx],
+) -> Result<std::borrow::Cow<'a, Column>, KernelError> {
+    let text = matches!(kind, CmpKind::Text | CmpKind::Bpchar);
+    // Byte views and offsets are read in place by the byte kernels.
+    if let (true, VExpr::Column { index }) = (text, e) {
+        let inputs: &'a [Column] = ctx.inputs;
+        if matches!(inputs[*index].values, Values::View(_) | Values::Offsets(_)) {
+            return Ok(std::borrow::Cow::Borrowed(&inputs[*index]));
+        }
+    }
     let mut c = eval(e, ctx, sel)?;
-    if matches!(kind, CmpKind::Text | CmpKind::Bpchar) {
+    if text {
         let Column { values, validity } = &mut c;
         if let Values::Datum(v) = values {
             let needs = sel.iter().any(|&r| {
@@ -726,7 +768,7 @@ fn eval_plain(e: &VExpr, kind: CmpKind, ctx: &mut EvalCtx, sel: &[RowIdx]) -> Re
             }
         }
     }
-    Ok(c)
+    Ok(std::borrow::Cow::Owned(c))
 }
 
 /// AND (`is_and`) or OR with three-valued logic, each argument evaluated only
@@ -789,9 +831,9 @@ unsafe fn set_contains(set: &ConstSet, kind: CmpKind, v: &Values, i: usize) -> b
             s.iter().any(|&y| cmp::float_cmp(x, y) == Ordering::Equal)
         }
         ConstSet::Bytes(s) => {
-            let Values::Datum(a) = v else { panic!("byte set probed with non-varlena") };
             // SAFETY: the caller vouches for row i.
-            let b = unsafe { varlena::bytes(a[i] as *const u8) };
+            let Some(a) = (unsafe { Bytes::of(v) }) else { panic!("byte set probed with non-varlena") };
+            let b = a.get(i);
             let b = if kind == CmpKind::Bpchar { cmp::trim_blanks(b) } else { b };
             s.iter().any(|x| x.as_slice() == b)
         }
@@ -1140,6 +1182,108 @@ mod tests {
         assert_eq!(ctx.conversions, 0, "date and bool quals on the arrow layout in place");
         let _ = eval(&minus, &mut ctx, &all);
         assert_eq!(ctx.conversions, 2, "date - date reads both operands in the postgres layout");
+    }
+
+    /// Text, bpchar and bytea kernels (comparisons with constants and
+    /// between columns, IN lists, LIKE, lengths) give the same rows and
+    /// values on PostgreSQL's Datums, on byte views and on offsets, and read
+    /// the arrow forms in place (no conversion counted).
+    #[test]
+    fn byte_kernels_agree_on_every_varlena_layout() {
+        use crate::batch::layout::{to_arrow, ArrowKind};
+        use crate::expr::{ConstSet, LengthKind};
+        let texts: Vec<&[u8]> = vec![
+            b"",
+            b"key7",
+            b"key7  ",
+            b"exactly12byt",
+            b"exactly12bytX",
+            b"thirteen byte",
+            b"thirteen bytf",
+            "non-ASCII: \u{e4}\u{f6} \u{20ac}".as_bytes(),
+            b"NULL row",
+            b"a%_b",
+        ];
+        let long = vec![b'z'; 3000];
+        let stored: Vec<Vec<u8>> = texts
+            .iter()
+            .map(|t| *t)
+            .chain([&long[..]])
+            .map(|t| if t.len() <= 126 { varlena::make_1b(t) } else { varlena::make_4b(t) })
+            .collect();
+        let len = stored.len();
+        let mut pg = Column::new(PhysType::Datum, len);
+        for (i, v) in stored.iter().enumerate() {
+            pg.values.set_datum(i, v.as_ptr() as usize);
+        }
+        pg.validity.set(8, false);
+        // A second column: the first reversed, for column-to-column comparisons.
+        let mut pg2 = Column::new(PhysType::Datum, len);
+        for i in 0..len {
+            pg2.values.set_datum(i, pg.values.datum(len - 1 - i));
+        }
+        let all = full_selection(len);
+        let consts: Vec<Vec<u8>> =
+            [&b""[..], b"key7", b"exactly12byt", b"thirteen byte", b"absent", &long[..]]
+                .iter()
+                .map(|c| varlena::make_4b(c))
+                .collect();
+        let k =
+            |c: &Vec<u8>| Box::new(VExpr::Const { value: Some(c.as_ptr() as usize), phys: PhysType::Datum });
+        let mut exprs = Vec::new();
+        for kind in [CmpKind::Text, CmpKind::Bpchar] {
+            for op in [CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge] {
+                for c in &consts {
+                    exprs.push(VExpr::Cmp { op, kind, left: col(0), right: k(c) });
+                    exprs.push(VExpr::Cmp { op, kind, left: k(c), right: col(0) });
+                }
+                exprs.push(VExpr::Cmp { op, kind, left: col(0), right: col(1) });
+            }
+            exprs.push(VExpr::Distinct { kind, negate: false, left: col(0), right: col(1) });
+            exprs.push(VExpr::InSet {
+                arg: col(0),
+                set: ConstSet::Bytes(vec![b"key7".to_vec(), b"thirteen byte".to_vec()]),
+                kind,
+                has_null: false,
+                empty: false,
+                negate: false,
+            });
+        }
+        for p in ["key%", "%byte", "%12%", "thirteen byt_", "%", "", "a\\%\\_b"] {
+            for negate in [false, true] {
+                let pattern = kernels::like::LikePattern::compile(p.as_bytes(), true).unwrap();
+                exprs.push(VExpr::Like { arg: col(0), pattern, negate });
+            }
+        }
+        for kind in [LengthKind::TextChars, LengthKind::Octets, LengthKind::BpcharChars] {
+            exprs.push(VExpr::Length { kind, arg: col(0) });
+        }
+        let pg_inputs = [pg.clone(), pg2.clone()];
+        for kind in [ArrowKind::View, ArrowKind::Offsets] {
+            let arrow: Vec<Column> = pg_inputs
+                .iter()
+                .map(|c| {
+                    // SAFETY: the Datums point to the live varlenas above.
+                    let values = unsafe { to_arrow(c, kind, &all, None) }.unwrap();
+                    Column { values, validity: c.validity.clone() }
+                })
+                .collect();
+            for e in &exprs {
+                let want = run(e, &pg_inputs);
+                assert_eq!(run(e, &arrow), want, "{kind:?} {e:?}");
+                if e.phys_type_hint() == PhysType::Bool {
+                    assert_eq!(run_filter(e, &arrow), run_filter(e, &pg_inputs), "{kind:?} filter {e:?}");
+                }
+                let mut host = NoHost;
+                let mut ctx = test_ctx(&arrow, len, &mut host, &[]);
+                let mut sel = full_selection(len);
+                let _ = eval(e, &mut ctx, &all);
+                if e.phys_type_hint() == PhysType::Bool {
+                    let _ = filter(e, &mut ctx, &mut sel);
+                }
+                assert_eq!(ctx.conversions, 0, "{kind:?} read in place: {e:?}");
+            }
+        }
     }
 
     /// Two comparisons of one integer column with constants, fused into one

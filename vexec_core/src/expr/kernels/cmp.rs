@@ -6,12 +6,14 @@
 //!   -0 = 0 (`float8_cmp_internal`).
 //! - Text: bytewise (memcmp, then length), exact only under the C collation
 //!   for ordering and under a deterministic collation for (in)equality; the
-//!   compiler only picks this kernel when that holds. Values must be plain.
+//!   compiler only picks this kernel when that holds. Values must be plain;
+//!   they may be Datums, byte views or offsets (`batch::strings::Bytes`).
 //! - Bpchar: as Text after removing trailing blanks (`bcTruelen`).
 
 use std::cmp::Ordering;
 
-use crate::batch::{varlena, Column, RowIdx, Values};
+use crate::batch::strings::Bytes;
+use crate::batch::{Column, RowIdx, Values};
 use crate::expr::{CmpKind, CmpOp};
 
 #[inline]
@@ -62,15 +64,20 @@ pub unsafe fn order_at(kind: CmpKind, l: &Values, lr: usize, r: &Values, rr: usi
         (Values::I128(a), Values::I128(b)) => a[lr].cmp(&b[rr]),
         (Values::F32(a), Values::F32(b)) => float_cmp(a[lr], b[rr]),
         (Values::F64(a), Values::F64(b)) => float_cmp(a[lr], b[rr]),
-        (Values::Datum(a), Values::Datum(b)) => {
-            // SAFETY: the caller vouches that both are plain varlenas.
-            let (x, y) = unsafe { (varlena::bytes(a[lr] as *const u8), varlena::bytes(b[rr] as *const u8)) };
-            match kind {
-                CmpKind::Bpchar => trim_blanks(x).cmp(trim_blanks(y)),
-                _ => x.cmp(y),
-            }
-        }
-        (a, b) => panic!("comparison of {:?} with {:?}", a.phys_type(), b.phys_type()),
+        // SAFETY: the caller vouches that Datums are plain varlenas.
+        (a, b) => match unsafe { (Bytes::of(a), Bytes::of(b)) } {
+            (Some(a), Some(b)) => bytes_order(kind, a.get(lr), b.get(rr)),
+            _ => panic!("comparison of {:?} with {:?}", a.phys_type(), b.phys_type()),
+        },
+    }
+}
+
+/// The order of two varlenas' bytes (bpchar without trailing blanks).
+#[inline]
+fn bytes_order(kind: CmpKind, x: &[u8], y: &[u8]) -> Ordering {
+    match kind {
+        CmpKind::Bpchar => trim_blanks(x).cmp(trim_blanks(y)),
+        _ => x.cmp(y),
     }
 }
 
@@ -98,25 +105,27 @@ pub unsafe fn compare(op: CmpOp, kind: CmpKind, l: &Column, r: &Column, sel: &[R
         (Values::F64(a), Values::F64(b)) => native!(a, b, float_cmp::<f64>),
         (Values::F32(a), Values::F32(b)) => native!(a, b, float_cmp::<f32>),
         (Values::Bool(a), Values::Bool(b)) => native!(a, b, |x: u8, y: u8| x.cmp(&y)),
-        (Values::Datum(_), Values::Datum(_)) => {
-            for &i in sel {
-                let i = i as usize;
-                let valid = l.validity.get(i) && r.validity.get(i);
-                out.validity.set(i, valid);
-                if valid {
-                    // SAFETY: this function's contract.
-                    ov[i] = holds(op, unsafe { order_at(kind, &l.values, i, &r.values, i) }) as u8;
+        // SAFETY: this function's contract.
+        (a, b) => match unsafe { (Bytes::of(a), Bytes::of(b)) } {
+            (Some(a), Some(b)) => {
+                for &i in sel {
+                    let i = i as usize;
+                    let valid = l.validity.get(i) && r.validity.get(i);
+                    out.validity.set(i, valid);
+                    if valid {
+                        ov[i] = holds(op, bytes_order(kind, a.get(i), b.get(i))) as u8;
+                    }
                 }
             }
-        }
-        (a, b) => panic!("comparison of {:?} with {:?}", a.phys_type(), b.phys_type()),
+            _ => panic!("comparison of {:?} with {:?}", a.phys_type(), b.phys_type()),
+        },
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::{full_selection, PhysType};
+    use crate::batch::{full_selection, varlena, PhysType};
 
     fn compare(op: CmpOp, kind: CmpKind, l: &Column, r: &Column, sel: &[RowIdx], out: &mut Column) {
         // SAFETY: the tests' Datum columns point to live test varlenas.

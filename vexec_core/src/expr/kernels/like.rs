@@ -9,7 +9,8 @@
 //! The common shapes compile to one memcmp or memmem: `abc` (equality),
 //! `abc%` (prefix), `%abc` (suffix), `%abc%` (contains).
 
-use crate::batch::{varlena, Column, RowIdx, Values};
+use crate::batch::strings::Bytes;
+use crate::batch::{Column, RowIdx, Values};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Token {
@@ -182,7 +183,8 @@ fn match_tokens(t: &[Token], s: &[u8], utf8: bool) -> bool {
 /// # Safety
 /// The valid Datum values among the rows point to plain varlenas.
 pub unsafe fn like(arg: &Column, pattern: &LikePattern, negate: bool, sel: &[RowIdx], out: &mut Column) {
-    let (Values::Datum(a), Values::Bool(o)) = (&arg.values, &mut out.values) else {
+    // SAFETY: this function's contract.
+    let (Some(a), Values::Bool(o)) = (unsafe { Bytes::of(&arg.values) }, &mut out.values) else {
         panic!("LIKE expects varlena input and boolean output");
     };
     for &row in sel {
@@ -190,8 +192,7 @@ pub unsafe fn like(arg: &Column, pattern: &LikePattern, negate: bool, sel: &[Row
         let valid = arg.validity.get(i);
         out.validity.set(i, valid);
         if valid {
-            // SAFETY: the caller vouches for the valid values.
-            let s = unsafe { varlena::bytes(a[i] as *const u8) };
+            let s = a.get(i);
             o[i] = (pattern.matches(s) != negate) as u8;
         }
     }

@@ -9,7 +9,8 @@
 //! - `octet_length` counts bytes (bpchar's blanks included).
 //! - `length` of bpchar counts characters without the trailing blanks.
 
-use crate::batch::{varlena, Column, RowIdx, Values};
+use crate::batch::strings::Bytes;
+use crate::batch::{Column, RowIdx, Values};
 use crate::expr::kernels::cmp::trim_blanks;
 use crate::expr::{KernelError, LengthKind};
 
@@ -22,14 +23,16 @@ pub fn utf8_chars(b: &[u8]) -> usize {
 /// `sel`; an error at a row that is not valid UTF-8 (characters).
 ///
 /// # Safety
-/// The valid Datum values among the rows point to plain varlenas.
+/// The valid Datum values among the rows point to plain varlenas (the
+/// column may also be byte views or offsets).
 pub unsafe fn length(
     kind: LengthKind,
     arg: &Column,
     sel: &[RowIdx],
     out: &mut Column,
 ) -> Result<(), KernelError> {
-    let (Values::Datum(a), Values::I32(o)) = (&arg.values, &mut out.values) else {
+    // SAFETY: this function's contract.
+    let (Some(a), Values::I32(o)) = (unsafe { Bytes::of(&arg.values) }, &mut out.values) else {
         panic!("length expects varlena input and int32 output");
     };
     for &row in sel {
@@ -37,8 +40,7 @@ pub unsafe fn length(
         let valid = arg.validity.get(i);
         out.validity.set(i, valid);
         if valid {
-            // SAFETY: the caller vouches for the valid values.
-            let s = unsafe { varlena::bytes(a[i] as *const u8) };
+            let s = a.get(i);
             if kind != LengthKind::Octets && (s.contains(&0) || std::str::from_utf8(s).is_err()) {
                 return Err(KernelError { row });
             }
@@ -55,7 +57,7 @@ pub unsafe fn length(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::{Bitmap, PhysType};
+    use crate::batch::{varlena, Bitmap, PhysType};
 
     fn length(kind: LengthKind, arg: &Column, sel: &[RowIdx], out: &mut Column) -> Result<(), KernelError> {
         // SAFETY: the tests' columns point to live test varlenas.
