@@ -58,6 +58,20 @@ SELECT ae_error($$SELECT time '24:00:00' AS t$$);
 SELECT ae_error($$SELECT 'infinity'::interval AS i$$);
 SELECT ae_error($$SELECT ARRAY[[1, 2], [3, 4]] AS m$$);
 SELECT ae_error($$SELECT '[0:1]={5,6}'::int[] AS b$$);
+-- The same values from a vector node's batches (the egress's batch path,
+-- which appends whole columns): the same errors, in the batch that holds them.
+CREATE TABLE ae_edges AS
+  SELECT g, CASE WHEN g = 1500 THEN 'infinity'::date ELSE date '2020-01-01' + g END AS d,
+         (CASE WHEN g = 1700 THEN 'NaN' ELSE g / 4.0 END)::numeric(10,2) AS n
+  FROM generate_series(1, 3000) g;
+SET vexec.mode = force;
+SET vexec.min_rows = 0;
+SELECT ae_error('SELECT g, d FROM ae_edges');
+SELECT ae_error('SELECT n, g FROM ae_edges');
+SELECT ae_error('SELECT g, d, n FROM ae_edges WHERE g NOT IN (1500, 1700)');
+RESET vexec.min_rows;
+RESET vexec.mode;
+DROP TABLE ae_edges;
 SELECT ae_error('SELECT 1 +');
 SELECT ae_error('SELECT 1; SELECT 2');
 SELECT ae_error('SELECT 1 AS x', 0);

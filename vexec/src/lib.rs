@@ -52,6 +52,7 @@ pub extern "C-unwind" fn _PG_init() {
     plan::hooks::install();
     exec::register();
     arrow_api::install();
+    egress::batches::install();
     packs::register();
 }
 

@@ -11,8 +11,11 @@
 //! - [`describe`]: the Arrow schema of a query without running it.
 //!
 //! `reader.rs` reads each Datum into the builders of `vexec_core::arrow`,
-//! which holds the type mapping (docs/arrow.md).
+//! which holds the type mapping (docs/arrow.md). When the plan's top node
+//! is a vexec node that gives batches, `batches.rs` feeds the receiver its
+//! batches, appended column by column, instead of a slot per row.
 
+pub(crate) mod batches;
 mod params;
 pub(crate) mod reader;
 pub mod receiver;

@@ -7,8 +7,11 @@ use std::ffi::{c_char, CStr};
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use vexec_core::arrow::{convert, ColumnBuilder, ColumnType, Nested, PgColumn, Unrepresentable, Value};
+use vexec_core::arrow::{
+    convert, ColumnBuilder, ColumnType, DatumForm, Nested, PgColumn, Unrepresentable, Value,
+};
 use vexec_core::batch::varlena;
+use vexec_core::batch::{Column, RowIdx};
 use vexec_core::numeric;
 
 /// How the values of one column (or of an array's elements, a composite's
@@ -218,6 +221,38 @@ impl Reader {
                     pushed(out.end_struct());
                 }
             }
+        }
+    }
+
+    /// Append rows `rows` of a batch column of this reader's type: in one
+    /// pass where `vexec_core` reads the batch's values itself (integers,
+    /// floats, booleans, dates, timestamps, decimals, plain text and bytea),
+    /// value by value through [`Reader::push`] otherwise.
+    ///
+    /// # Safety
+    /// The column's valid values are live values of this reader's type, in
+    /// the postgres layout or an arrow one; allocations as for `push`.
+    pub unsafe fn push_rows(&self, out: &mut ColumnBuilder, col: &Column, rows: &[RowIdx]) {
+        if let Read::Scalar { type_oid, .. } = self.read {
+            let form = match type_oid {
+                pg_sys::TEXTOID | pg_sys::VARCHAROID | pg_sys::BPCHAROID if self.utf8_db => {
+                    DatumForm::Utf8Text
+                }
+                pg_sys::BYTEAOID => DatumForm::Bytes,
+                pg_sys::NUMERICOID => DatumForm::Numeric,
+                _ => DatumForm::Other,
+            };
+            // SAFETY: the form says what the column's Datums are (this function's contract).
+            match unsafe { out.append_rows(col, rows, form) } {
+                Ok(true) => return,
+                Ok(false) => {}
+                Err(e) => self.unrepresentable(e),
+            }
+        }
+        for &r in rows {
+            let i = r as usize;
+            // SAFETY: this function's contract; `datum` converts arrow dates, timestamps and bits.
+            unsafe { self.push(out, pg_sys::Datum::from(col.values.datum(i)), !col.is_valid(i)) };
         }
     }
 

@@ -12,6 +12,10 @@ use arrow_schema::SchemaRef;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::arrow::BatchBuilder;
+use vexec_core::batch::{layout, Column, RowIdx, Values};
+
+type ReceiveSlot =
+    unsafe extern "C-unwind" fn(*mut pg_sys::TupleTableSlot, *mut pg_sys::DestReceiver) -> bool;
 
 use super::reader::{self, internal, Reader};
 use super::Sink;
@@ -67,6 +71,69 @@ impl<'s> ArrowReceiver<'s> {
             mydest: pg_sys::CommandDest::DestNone,
         };
         Box::new(ArrowReceiver { dest, batch_rows, sink, result: None, scratch: std::ptr::null_mut() })
+    }
+
+    /// The ArrowReceiver behind a DestReceiver, if it is one (told by its
+    /// receiveSlot callback, which no other receiver has).
+    ///
+    /// # Safety
+    /// `dest` is a live DestReceiver.
+    pub unsafe fn from_dest<'a>(dest: *mut pg_sys::DestReceiver) -> Option<&'a mut ArrowReceiver<'a>> {
+        // SAFETY: a live DestReceiver (this function's contract); only ours has this callback.
+        unsafe {
+            let ours =
+                (*dest).receiveSlot.is_some_and(|f| std::ptr::fn_addr_eq(f, receive_slot as ReceiveSlot));
+            ours.then(|| this(dest))
+        }
+    }
+
+    /// The live rows `rows` of a batch (the output of a vexec node, a
+    /// column per result column), appended column by column; batches of at
+    /// most `batch_rows` rows go to the sink as they fill.
+    ///
+    /// # Safety
+    /// After startup; the columns' valid values are live values of the
+    /// result's types.
+    pub unsafe fn receive_batch(&mut self, columns: &[Column], mut rows: &[RowIdx]) {
+        let Some(result) = self.result.as_ref() else { internal("a batch before the result's description") };
+        if columns.len() != result.readers.len() {
+            internal(format!(
+                "a batch of {} columns for a result of {}",
+                columns.len(),
+                result.readers.len()
+            ));
+        }
+        while !rows.is_empty() {
+            let Some(result) = self.result.as_mut() else { unreachable!("checked above") };
+            let (now, later) = rows.split_at(rows.len().min(self.batch_rows - result.rows));
+            // SAFETY: per-value allocations in the scratch context (reset per flushed batch); the
+            // values are the result's (this function's contract).
+            unsafe {
+                let old = pg_sys::MemoryContextSwitchTo(self.scratch);
+                for (c, (reader, col)) in result.readers.iter().zip(columns).enumerate() {
+                    // Numerics and strings in an arrow layout go back to Datums
+                    // (in the scratch context) for readers that read them value by
+                    // value; no node gives them to a parent today (`Source::batch_column`).
+                    let col = match col.values {
+                        Values::Decimal128(..) | Values::View(_) | Values::Offsets(_) => {
+                            let scratch = self.scratch;
+                            std::borrow::Cow::Owned(layout::to_postgres(col, now, &mut |bytes| {
+                                crate::pgutil::palloc_copy(scratch, bytes)
+                            }))
+                        }
+                        _ => std::borrow::Cow::Borrowed(col),
+                    };
+                    let column = result.builder.column(c).unwrap_or_else(|e| internal(e));
+                    reader.push_rows(column, &col, now);
+                }
+                pg_sys::MemoryContextSwitchTo(old);
+            }
+            result.rows += now.len();
+            if result.rows >= self.batch_rows {
+                self.flush();
+            }
+            rows = later;
+        }
     }
 
     /// The receiver as PostgreSQL takes it; valid while `self` is.

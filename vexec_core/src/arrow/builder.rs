@@ -13,7 +13,24 @@ use arrow_array::{ArrayRef, ListArray, RecordBatch, StructArray};
 use arrow_buffer::{IntervalMonthDayNano, NullBufferBuilder, OffsetBuffer};
 use arrow_schema::{ArrowError, DataType, FieldRef, Fields, Schema, SchemaRef};
 
+use super::convert::{self, Unrepresentable};
 use super::types::{timetz_fields, ColumnType, PgColumn};
+use crate::batch::{layout, varlena, Column, RowIdx, Values};
+
+/// What the Datums of a batch column of by-reference values are, for
+/// [`ColumnBuilder::append_rows`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DatumForm {
+    /// Varlenas whose bytes are the Arrow string: text, varchar and bpchar
+    /// in a UTF-8 database (PostgreSQL keeps stored text valid in it).
+    Utf8Text,
+    /// Varlenas whose bytes are the Arrow binary value (bytea).
+    Bytes,
+    /// numeric varlenas.
+    Numeric,
+    /// Anything else: read value by value by the server.
+    Other,
+}
 
 /// One value, already in its column's Arrow representation (`convert`
 /// shifts epochs and scales decimals). Lists and structs are built through
@@ -55,7 +72,8 @@ enum Leaf {
     Binary(BinaryBuilder),
     Date32(Date32Builder),
     Micros(TimestampMicrosecondBuilder),
-    Decimal(Decimal128Builder),
+    /// With its precision and scale.
+    Decimal(Decimal128Builder, u8, i8),
     FixedBinary(FixedSizeBinaryBuilder),
     Time(Time64MicrosecondBuilder),
     Interval(IntervalMonthDayNanoBuilder),
@@ -86,7 +104,7 @@ macro_rules! each_leaf {
             Leaf::Binary($b) => $e,
             Leaf::Date32($b) => $e,
             Leaf::Micros($b) => $e,
-            Leaf::Decimal($b) => $e,
+            Leaf::Decimal($b, ..) => $e,
             Leaf::FixedBinary($b) => $e,
             Leaf::Time($b) => $e,
             Leaf::Interval($b) => $e,
@@ -110,7 +128,7 @@ impl Leaf {
             (Leaf::Binary(b), Value::Bytes(x)) => b.append_value(x),
             (Leaf::Date32(b), Value::Date32(x)) => b.append_value(x),
             (Leaf::Micros(b), Value::Micros(x)) => b.append_value(x),
-            (Leaf::Decimal(b), Value::Decimal(x)) => b.append_value(x),
+            (Leaf::Decimal(b, ..), Value::Decimal(x)) => b.append_value(x),
             (Leaf::FixedBinary(b), Value::Bytes(x)) => b.append_value(x).map_err(|e| e.to_string())?,
             (Leaf::Time(b), Value::Micros(x)) => b.append_value(x),
             (Leaf::Interval(b), Value::Interval(m, d, n)) => {
@@ -159,6 +177,8 @@ impl ColumnBuilder {
                 Decimal128Builder::new()
                     .with_precision_and_scale(*precision, *scale)
                     .expect("precision <= 38"),
+                *precision,
+                *scale,
             )),
             ColumnType::TimeTz => ColumnBuilder(Node::TimeTz {
                 time: Time64MicrosecondBuilder::new(),
@@ -264,6 +284,122 @@ impl ColumnBuilder {
             }
             _ => Err("end of a struct in a column that is not a struct".into()),
         }
+    }
+
+    /// Append rows `rows` of a batch column in one pass, when this column's
+    /// Arrow type and the batch's values are a pair read without the
+    /// server: integers, floats, booleans (bytes or bits), dates and
+    /// timestamps (either epoch), Decimal128, and plain (not TOASTed)
+    /// varlenas of `form`. `Ok(false)`, with nothing appended, for any other
+    /// pair; the value Arrow cannot represent (an infinite date, a numeric
+    /// NaN) is an error, the column then half-appended (the caller raises).
+    ///
+    /// # Safety
+    /// For `Utf8Text`, `Bytes` and `Numeric`, every valid Datum among `rows`
+    /// points to a varlena of that kind.
+    pub unsafe fn append_rows(
+        &mut self,
+        col: &Column,
+        rows: &[RowIdx],
+        form: DatumForm,
+    ) -> Result<bool, Unrepresentable> {
+        let Node::Leaf(leaf) = &mut self.0 else { return Ok(false) };
+        let valid = |i: usize| col.validity.get(i);
+        macro_rules! each {
+            ($b:expr, $v:expr, |$x:ident| $conv:expr) => {{
+                for &r in rows {
+                    let i = r as usize;
+                    if valid(i) {
+                        let $x = $v[i];
+                        $b.append_value($conv);
+                    } else {
+                        $b.append_null();
+                    }
+                }
+            }};
+        }
+        let finite_date = |d: i32| match d {
+            i32::MIN | i32::MAX => Err(Unrepresentable::InfiniteDateTime),
+            d => Ok(d),
+        };
+        let finite_stamp = |t: i64| match t {
+            i64::MIN | i64::MAX => Err(Unrepresentable::InfiniteDateTime),
+            t => Ok(t),
+        };
+        let Values::Datum(d) = &col.values else {
+            match (leaf, &col.values) {
+                (Leaf::Bool(b), Values::Bool(v)) => each!(b, v, |x| x != 0),
+                (Leaf::Bool(b), Values::Bits(v)) => {
+                    for &r in rows {
+                        let i = r as usize;
+                        b.append_option(valid(i).then(|| v.value(i)));
+                    }
+                }
+                (Leaf::Int16(b), Values::I16(v)) => each!(b, v, |x| x),
+                (Leaf::Int32(b), Values::I32(v)) => each!(b, v, |x| x),
+                (Leaf::Int64(b), Values::I64(v)) => each!(b, v, |x| x),
+                (Leaf::Float32(b), Values::F32(v)) => each!(b, v, |x| x),
+                (Leaf::Float64(b), Values::F64(v)) => each!(b, v, |x| x),
+                (Leaf::Date32(b), Values::I32(v)) => each!(b, v, |x| convert::date32(x)?),
+                (Leaf::Date32(b), Values::Date32(v)) => each!(b, v, |x| finite_date(x)?),
+                (Leaf::Micros(b), Values::I64(v)) => each!(b, v, |x| convert::timestamp_micros(x)?),
+                (Leaf::Micros(b), Values::TimestampUs(v)) => each!(b, v, |x| finite_stamp(x)?),
+                (Leaf::Decimal(b, _, scale), Values::Decimal128(v, s))
+                    if i32::from(*scale) == i32::from(*s) =>
+                {
+                    each!(b, v, |x| x)
+                }
+                _ => return Ok(false),
+            }
+            return Ok(true);
+        };
+        // SAFETY: this function's contract: valid Datums are varlenas.
+        let plain = |i: usize| !valid(i) || unsafe { varlena::is_plain(d[i] as *const u8) };
+        if form == DatumForm::Other || !rows.iter().all(|&r| plain(r as usize)) {
+            return Ok(false); // TOASTed values are the server's to read
+        }
+        // SAFETY: plain varlenas (checked above).
+        let bytes = |i: usize| unsafe { varlena::bytes(d[i] as *const u8) };
+        match (leaf, form) {
+            (Leaf::Utf8(b), DatumForm::Utf8Text) => {
+                for &r in rows {
+                    let i = r as usize;
+                    // SAFETY: this function's contract: text, valid in the (UTF-8) database encoding.
+                    b.append_option(valid(i).then(|| unsafe { std::str::from_utf8_unchecked(bytes(i)) }));
+                }
+            }
+            (Leaf::Binary(b), DatumForm::Bytes) => {
+                for &r in rows {
+                    let i = r as usize;
+                    b.append_option(valid(i).then(|| bytes(i)));
+                }
+            }
+            (Leaf::Decimal(b, precision, scale), DatumForm::Numeric) => {
+                let (precision, scale) = (*precision, *scale);
+                for &r in rows {
+                    let i = r as usize;
+                    if !valid(i) {
+                        b.append_null();
+                        continue;
+                    }
+                    // The stored form at the column's own scale first (the scan's fast path).
+                    // SAFETY: a plain numeric varlena.
+                    let fast =
+                        (scale >= 0).then(|| unsafe { layout::decimal_of(d[i] as *const u8, scale as u16) });
+                    let v = match fast.flatten() {
+                        Some(v) => v,
+                        None => {
+                            let decoded = crate::numeric::decode(bytes(i))
+                                .ok_or_else(|| Unrepresentable::DecimalOverflow("(not a numeric)".into()))?;
+                            convert::decimal128_of(decoded, precision, scale)?
+                        }
+                    };
+                    b.append_value(v);
+                }
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 
     /// Values appended so far.
@@ -417,6 +553,146 @@ mod tests {
         assert!(b.column(0).unwrap().elements().is_err());
         let mut s = BatchBuilder::new(&[col("s", ColumnType::Struct(vec![nested("a", ColumnType::Int32)]))]);
         assert!(s.column(0).unwrap().end_struct().is_err(), "a struct value needs its attributes");
+    }
+
+    /// A batch column appended in one pass gives the array its values
+    /// pushed one by one give, for every pair `append_rows` takes, on a
+    /// selection that skips rows, with NULLs; values Arrow cannot hold are
+    /// errors; other pairs append nothing.
+    #[test]
+    fn batch_columns_append_as_their_values_push() {
+        use crate::batch::layout::{to_arrow, ArrowKind};
+        use crate::batch::PhysType;
+        let rows: Vec<RowIdx> = vec![0, 2, 3, 4];
+        let ints = |phys, vals: &[i64]| {
+            let mut c = Column::new(phys, vals.len());
+            for (i, v) in vals.iter().enumerate() {
+                c.values.set_datum(i, *v as usize);
+            }
+            c.validity.set(3, false);
+            c
+        };
+        let numerics: Vec<Vec<u8>> = vec![
+            crate::numeric::encode(12_345, 2),
+            varlena::make_1b(&crate::numeric::encode_payload(-7, 2)),
+            crate::numeric::encode(5, 2),
+            crate::numeric::encode(0, 2),
+            crate::numeric::encode(10, 1), // display scale 1: the general path
+        ];
+        let texts: Vec<Vec<u8>> =
+            ["", "twelve bytes", "x", "NULL", "väl"].iter().map(|t| varlena::make_1b(t.as_bytes())).collect();
+        let datums = |v: &[Vec<u8>]| {
+            let mut c = Column::new(PhysType::Datum, v.len());
+            for (i, b) in v.iter().enumerate() {
+                c.values.set_datum(i, b.as_ptr() as usize);
+            }
+            if v.len() > 3 {
+                c.validity.set(3, false);
+            }
+            c
+        };
+        let dates = ints(PhysType::I32, &[-10_957, 1, 2, 3, 9_000]);
+        let stamps = ints(PhysType::I64, &[-1, 0, 7, 9, 1_000_000]);
+        let all: Vec<RowIdx> = (0..5).collect();
+        let arrow = |c: &Column, k| {
+            // SAFETY: no Datum column.
+            let values = unsafe { to_arrow(c, k, &all, None) }.unwrap();
+            Column { values, validity: c.validity.clone() }
+        };
+        let cases: Vec<(ColumnType, Column, DatumForm, Vec<Value>)> = vec![
+            (
+                ColumnType::Bool,
+                ints(PhysType::Bool, &[1, 0, 0, 1, 1]),
+                DatumForm::Other,
+                vec![Value::Bool(true), Value::Bool(false), Value::Null, Value::Bool(true)],
+            ),
+            (
+                ColumnType::Bool,
+                arrow(&ints(PhysType::Bool, &[1, 0, 0, 1, 1]), ArrowKind::Bits),
+                DatumForm::Other,
+                vec![Value::Bool(true), Value::Bool(false), Value::Null, Value::Bool(true)],
+            ),
+            (
+                ColumnType::Int32,
+                ints(PhysType::I32, &[5, -1, i32::MIN as i64, 0, 9]),
+                DatumForm::Other,
+                vec![Value::Int32(5), Value::Int32(i32::MIN), Value::Null, Value::Int32(9)],
+            ),
+            (
+                ColumnType::Date32,
+                dates.clone(),
+                DatumForm::Other,
+                vec![Value::Date32(0), Value::Date32(10_959), Value::Null, Value::Date32(19_957)],
+            ),
+            (
+                ColumnType::Date32,
+                arrow(&dates, ArrowKind::Date32),
+                DatumForm::Other,
+                vec![Value::Date32(0), Value::Date32(10_959), Value::Null, Value::Date32(19_957)],
+            ),
+            (
+                ColumnType::TimestampMicros { utc: false },
+                arrow(&stamps, ArrowKind::TimestampUs),
+                DatumForm::Other,
+                vec![
+                    Value::Micros(convert::PG_EPOCH_MICROS - 1),
+                    Value::Micros(convert::PG_EPOCH_MICROS + 7),
+                    Value::Null,
+                    Value::Micros(convert::PG_EPOCH_MICROS + 1_000_000),
+                ],
+            ),
+            (
+                ColumnType::Decimal128 { precision: 12, scale: 2 },
+                datums(&numerics),
+                DatumForm::Numeric,
+                vec![Value::Decimal(12_345), Value::Decimal(5), Value::Null, Value::Decimal(100)],
+            ),
+            (
+                ColumnType::Utf8,
+                datums(&texts),
+                DatumForm::Utf8Text,
+                vec![Value::Str(""), Value::Str("x"), Value::Null, Value::Str("väl")],
+            ),
+            (
+                ColumnType::Binary,
+                datums(&texts),
+                DatumForm::Bytes,
+                vec![Value::Bytes(b""), Value::Bytes(b"x"), Value::Null, Value::Bytes("väl".as_bytes())],
+            ),
+        ];
+        for (kind, column, form, want) in cases {
+            let (mut bulk, mut one) = (ColumnBuilder::new(&kind), ColumnBuilder::new(&kind));
+            // SAFETY: the Datum columns point to live varlenas of their form.
+            assert_eq!(unsafe { bulk.append_rows(&column, &rows, form) }, Ok(true), "{kind:?}");
+            want.iter().for_each(|v| one.push(*v).unwrap());
+            assert_eq!(bulk.finish().unwrap().to_data(), one.finish().unwrap().to_data(), "{kind:?}");
+        }
+        // Infinities have no Arrow value, in either epoch.
+        let inf = ints(PhysType::I32, &[0, i32::MAX as i64, 0, 0, 0]);
+        for c in [inf.clone(), arrow(&inf, ArrowKind::Date32)] {
+            let mut b = ColumnBuilder::new(&ColumnType::Date32);
+            // SAFETY: no Datum column.
+            let r = unsafe { b.append_rows(&c, &[0, 1], DatumForm::Other) };
+            assert_eq!(r, Err(Unrepresentable::InfiniteDateTime));
+        }
+        // A numeric NaN is an error; a pair without a bulk path appends nothing.
+        let nan = vec![varlena::make_4b(&crate::numeric::encode_special(crate::numeric::Special::NaN))];
+        let mut b = ColumnBuilder::new(&ColumnType::Decimal128 { precision: 12, scale: 2 });
+        // SAFETY: a live numeric varlena.
+        let r = unsafe { b.append_rows(&datums(&nan), &[0], DatumForm::Numeric) };
+        assert!(matches!(r, Err(Unrepresentable::NonFiniteNumeric(_))), "{r:?}");
+        let mut b = ColumnBuilder::new(&ColumnType::UInt32);
+        // SAFETY: no Datum column.
+        assert_eq!(unsafe { b.append_rows(&dates, &rows, DatumForm::Other) }, Ok(false));
+        assert_eq!(b.len(), 0);
+        let mut b = ColumnBuilder::new(&ColumnType::Utf8);
+        // SAFETY: live varlenas.
+        assert_eq!(unsafe { b.append_rows(&datums(&texts), &rows, DatumForm::Other) }, Ok(false));
+        let mut toasted = varlena::make_4b(b"xxxx");
+        toasted[0] |= 0x02;
+        // SAFETY: live varlenas; the compressed one is only inspected.
+        assert_eq!(unsafe { b.append_rows(&datums(&[toasted]), &[0], DatumForm::Utf8Text) }, Ok(false));
+        assert_eq!(b.len(), 0);
     }
 
     #[test]

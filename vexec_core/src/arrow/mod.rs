@@ -14,7 +14,7 @@ pub mod ingest;
 pub mod stream;
 pub mod types;
 
-pub use builder::{BatchBuilder, ColumnBuilder, Value};
+pub use builder::{BatchBuilder, ColumnBuilder, DatumForm, Value};
 pub use convert::Unrepresentable;
 pub use stream::IpcStream;
 pub use types::{ColumnType, Nested, PgColumn};

@@ -160,7 +160,7 @@ fn emptied<T>(mut v: Vec<T>) -> Vec<T> {
 ///
 /// # Safety
 /// `p` points to a varlena.
-unsafe fn decimal_of(p: *const u8, scale: u16) -> Option<i128> {
+pub(crate) unsafe fn decimal_of(p: *const u8, scale: u16) -> Option<i128> {
     // SAFETY: the caller's contract; only plain varlenas are read.
     unsafe {
         // The form stored on disk (a 1-byte header) and values that fit an
