@@ -8,11 +8,14 @@
 //! receiver to take apart value by value. Everything around the run loop is
 //! standard_ExecutorRun's and ExecutePlan's (memory context, parallel mode,
 //! es_processed, ExecShutdownNode), for a plain SELECT read forward to the
-//! end without query-level instrumentation (pg_stat_statements asks for it
-//! when it tracks: those queries take the slot path) and without junk
-//! columns; a cursor's fetches (`vexec.arrow_ipc_stream`) ask for a count of
-//! rows and take the slot path too. Any other query, or any other receiver,
-//! goes to PostgreSQL's ExecutorRun (or the previous hook) untouched.
+//! end, or a cursor fetched forward (`vexec.arrow_ipc_stream`), without
+//! query-level instrumentation (pg_stat_statements asks for it when it
+//! tracks: those queries take the slot path) and without junk columns. A
+//! fetch of `count` rows takes exactly that many: the rest of its last batch
+//! waits in the receiver for the next fetch (the batch's values stay valid
+//! until the node is asked for another). Any other query, or any other
+//! receiver, goes to PostgreSQL's ExecutorRun (or the previous hook)
+//! untouched.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -48,14 +51,12 @@ unsafe extern "C-unwind" fn executor_run(
             let estate = (*qd).estate;
             let plain_select = (*qd).operation == pg_sys::CmdType::CMD_SELECT
                 && direction == pg_sys::ScanDirection::ForwardScanDirection
-                && count == 0
-                && !(*qd).already_executed
                 && (*estate).es_junkFilter.is_null()
                 && (*estate).es_top_eflags & pg_sys::EXEC_FLAG_BACKWARD as i32 == 0
                 && !query_instrumented(qd);
             if plain_select {
                 if let Some(ops) = node::batch_source((*qd).planstate) {
-                    run_batches(qd, ops, receiver);
+                    run_batches(qd, ops, receiver, count);
                     return;
                 }
             }
@@ -68,12 +69,17 @@ unsafe extern "C-unwind" fn executor_run(
 }
 
 /// standard_ExecutorRun + ExecutePlan for a SELECT whose top node gives
-/// batches.
+/// batches: every row, or `count` of them (0: every row).
 ///
 /// # Safety
 /// `qd` is a started SELECT whose planstate is the node `ops` serves, and
-/// whose receiver is `receiver`.
-unsafe fn run_batches(qd: *mut pg_sys::QueryDesc, ops: &node::BatchOps, receiver: &mut ArrowReceiver<'_>) {
+/// whose receiver is `receiver` (which holds the rows a fetch left over).
+unsafe fn run_batches(
+    qd: *mut pg_sys::QueryDesc,
+    ops: &node::BatchOps,
+    receiver: &mut ArrowReceiver<'_>,
+    count: u64,
+) {
     // SAFETY: this function's contract; the calls are the ones standard_ExecutorRun and
     // ExecutePlan make, in their order.
     unsafe {
@@ -84,18 +90,39 @@ unsafe fn run_batches(qd: *mut pg_sys::QueryDesc, ops: &node::BatchOps, receiver
         let dest = (*qd).dest;
         (*dest).rStartup.expect("a receiver")(dest, (*qd).operation as i32, (*qd).tupDesc);
         (*estate).es_direction = pg_sys::ScanDirection::ForwardScanDirection;
-        let parallel = (*(*qd).plannedstmt).parallelModeNeeded;
+        // Parallel mode only for a whole run, as ExecutePlan decides.
+        let parallel = !(*qd).already_executed && count == 0 && (*(*qd).plannedstmt).parallelModeNeeded;
         (*qd).already_executed = true;
         (*estate).es_use_parallel_mode = parallel;
         if parallel {
             pg_sys::EnterParallelMode();
         }
-        while let Some(batch) = ops.next_batch(planstate) {
-            BATCHES_TAKEN.fetch_add(1, Ordering::Relaxed);
-            receiver.receive_batch(&batch.columns, &batch.rows);
-            (*estate).es_processed += batch.rows.len() as u64;
+        let wanted = if count == 0 { u64::MAX } else { count };
+        let mut sent = 0u64;
+        let mut next = receiver.take_left_over();
+        while sent < wanted {
+            let batch = match next.take() {
+                Some(batch) => batch,
+                None => match ops.next_batch(planstate) {
+                    Some(batch) => {
+                        BATCHES_TAKEN.fetch_add(1, Ordering::Relaxed);
+                        batch
+                    }
+                    None => break,
+                },
+            };
+            let n = batch.rows.len().min((wanted - sent).min(usize::MAX as u64) as usize);
+            receiver.receive_batch(&batch.columns, &batch.rows[..n]);
+            sent += n as u64;
+            if n < batch.rows.len() {
+                receiver
+                    .leave_over(node::VectorBatch { columns: batch.columns, rows: batch.rows[n..].to_vec() });
+            }
         }
-        pg_sys::ExecShutdownNode(planstate);
+        (*estate).es_processed = sent;
+        if (*estate).es_top_eflags & pg_sys::EXEC_FLAG_BACKWARD as i32 == 0 {
+            pg_sys::ExecShutdownNode(planstate);
+        }
         if parallel {
             pg_sys::ExitParallelMode();
         }
@@ -140,6 +167,20 @@ mod tests {
         (bytes, BATCHES_TAKEN.load(Ordering::Relaxed) - before)
     }
 
+    /// The pieces of `vexec.arrow_ipc_stream` (a cursor fetched
+    /// `batch_rows` rows at a time) joined: the same stream as arrow_ipc's.
+    fn pieces(mode: &str, query: &str, batch_rows: i32) -> (Vec<u8>, u64) {
+        Spi::run(&format!("SET vexec.mode = {mode}")).unwrap();
+        let before = BATCHES_TAKEN.load(Ordering::Relaxed);
+        let bytes = Spi::get_one_with_args::<Vec<u8>>(
+            "SELECT string_agg(p, ''::bytea ORDER BY n) FROM vexec.arrow_ipc_stream($1, $2) WITH ORDINALITY AS t(p, n)",
+            &[query.into(), batch_rows.into()],
+        )
+        .unwrap()
+        .unwrap();
+        (bytes, BATCHES_TAKEN.load(Ordering::Relaxed) - before)
+    }
+
     #[pg_test]
     fn egress_from_batches_equals_egress_from_slots() {
         Spi::run(
@@ -168,6 +209,11 @@ mod tests {
                 assert_eq!(slots, 0, "mode off has no vexec node: {query}");
                 assert!(batches > 0, "the batch path ran: {query}");
                 assert_eq!(force, off, "{format}: {query}");
+                // A cursor's fetches: each exactly batch_rows rows, the rest of a
+                // batch kept for the next fetch.
+                let (fetched, batches) = pieces("force", query, batch_rows);
+                assert!(batches > 0, "the batch path ran for the cursor: {query}");
+                assert_eq!(fetched, off, "{format}, cursor: {query}");
             }
         }
     }

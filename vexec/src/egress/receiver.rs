@@ -19,6 +19,7 @@ type ReceiveSlot =
 
 use super::reader::{self, internal, Reader};
 use super::Sink;
+use crate::exec::node::VectorBatch;
 
 /// A DestReceiver with the egress state behind it. `#[repr(C)]` with the
 /// DestReceiver first: PostgreSQL holds a `DestReceiver *` to it, and the
@@ -30,6 +31,8 @@ pub struct ArrowReceiver<'s> {
     sink: Box<dyn Sink + 's>,
     result: Option<Result>,
     scratch: pg_sys::MemoryContext,
+    /// The rows of a batch a cursor's fetch did not take (`batches.rs`).
+    left_over: Option<VectorBatch>,
 }
 
 /// The result being built, from the executor's rStartup on.
@@ -70,7 +73,14 @@ impl<'s> ArrowReceiver<'s> {
             rDestroy: Some(destroy),
             mydest: pg_sys::CommandDest::DestNone,
         };
-        Box::new(ArrowReceiver { dest, batch_rows, sink, result: None, scratch: std::ptr::null_mut() })
+        Box::new(ArrowReceiver {
+            dest,
+            batch_rows,
+            sink,
+            result: None,
+            scratch: std::ptr::null_mut(),
+            left_over: None,
+        })
     }
 
     /// The ArrowReceiver behind a DestReceiver, if it is one (told by its
@@ -134,6 +144,16 @@ impl<'s> ArrowReceiver<'s> {
             }
             rows = later;
         }
+    }
+
+    /// Keep rows of a batch for the next fetch of a cursor.
+    pub fn leave_over(&mut self, batch: VectorBatch) {
+        self.left_over = Some(batch);
+    }
+
+    /// The rows the last fetch left over, if any.
+    pub fn take_left_over(&mut self) -> Option<VectorBatch> {
+        self.left_over.take()
     }
 
     /// The receiver as PostgreSQL takes it; valid while `self` is.
