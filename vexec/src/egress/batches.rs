@@ -155,29 +155,20 @@ mod tests {
 
     use super::BATCHES_TAKEN;
 
-    fn stream(mode: &str, query: &str, batch_rows: i32) -> (Vec<u8>, u64) {
-        Spi::run(&format!("SET vexec.mode = {mode}")).unwrap();
-        let before = BATCHES_TAKEN.load(Ordering::Relaxed);
-        let bytes = Spi::get_one_with_args::<Vec<u8>>(
-            "SELECT vexec.arrow_ipc($1, $2)",
-            &[query.into(), batch_rows.into()],
-        )
-        .unwrap()
-        .unwrap();
-        (bytes, BATCHES_TAKEN.load(Ordering::Relaxed) - before)
-    }
-
+    /// `vexec.arrow_ipc` of `query`, whole.
+    const WHOLE: &str = "SELECT vexec.arrow_ipc($1, $2)";
     /// The pieces of `vexec.arrow_ipc_stream` (a cursor fetched
     /// `batch_rows` rows at a time) joined: the same stream as arrow_ipc's.
-    fn pieces(mode: &str, query: &str, batch_rows: i32) -> (Vec<u8>, u64) {
+    const PIECES: &str =
+        "SELECT string_agg(p, ''::bytea ORDER BY n) FROM vexec.arrow_ipc_stream($1, $2) WITH ORDINALITY AS t(p, n)";
+
+    /// The stream `how` gives for `query` in `mode`, and the batches the
+    /// batch path took for it.
+    fn stream(how: &str, mode: &str, query: &str, batch_rows: i32) -> (Vec<u8>, u64) {
         Spi::run(&format!("SET vexec.mode = {mode}")).unwrap();
         let before = BATCHES_TAKEN.load(Ordering::Relaxed);
-        let bytes = Spi::get_one_with_args::<Vec<u8>>(
-            "SELECT string_agg(p, ''::bytea ORDER BY n) FROM vexec.arrow_ipc_stream($1, $2) WITH ORDINALITY AS t(p, n)",
-            &[query.into(), batch_rows.into()],
-        )
-        .unwrap()
-        .unwrap();
+        let bytes =
+            Spi::get_one_with_args::<Vec<u8>>(how, &[query.into(), batch_rows.into()]).unwrap().unwrap();
         (bytes, BATCHES_TAKEN.load(Ordering::Relaxed) - before)
     }
 
@@ -204,14 +195,14 @@ mod tests {
                 ("SELECT a % 1 AS k, count(*), sum(n), max(ts), min(t) FROM eb GROUP BY 1", 300),
                 ("SELECT a, n * 2, d - 1, b + a FROM eb WHERE a > 5000", 5000),
             ] {
-                let (off, slots) = stream("off", query, batch_rows);
-                let (force, batches) = stream("force", query, batch_rows);
+                let (off, slots) = stream(WHOLE, "off", query, batch_rows);
+                let (force, batches) = stream(WHOLE, "force", query, batch_rows);
                 assert_eq!(slots, 0, "mode off has no vexec node: {query}");
                 assert!(batches > 0, "the batch path ran: {query}");
                 assert_eq!(force, off, "{format}: {query}");
                 // A cursor's fetches: each exactly batch_rows rows, the rest of a
                 // batch kept for the next fetch.
-                let (fetched, batches) = pieces("force", query, batch_rows);
+                let (fetched, batches) = stream(PIECES, "force", query, batch_rows);
                 assert!(batches > 0, "the batch path ran for the cursor: {query}");
                 assert_eq!(fetched, off, "{format}, cursor: {query}");
             }
