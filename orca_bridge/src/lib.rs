@@ -66,18 +66,24 @@ impl VecFactors {
     pub const NEUTRAL: VecFactors =
         VecFactors { scan: 1.0, filter: 1.0, agg: 1.0, hash_join: 1.0, sort: 1.0, handoff: 1.0 };
 
-    /// The factors of vexec's PostgreSQL-side cost model (`vexec_core::cost`):
-    /// a tuple into a batch, kernels against the evaluator, hashing keys for
-    /// aggregation and joins, sorting; the hand-off to a row parent is
-    /// `OUTPUT_FACTOR` of a tuple's cost on top of the row operator's own.
-    pub const VEXEC: VecFactors = VecFactors {
-        scan: cost::TUPLE_FACTOR,
-        filter: cost::KERNEL_FACTOR,
-        agg: cost::GROUP_KEY_FACTOR,
-        hash_join: cost::HASH_KEY_FACTOR,
-        sort: cost::SORT_FACTOR,
-        handoff: 1.0 + cost::OUTPUT_FACTOR,
-    };
+    /// The default factors of vexec's PostgreSQL-side cost model.
+    pub const VEXEC: VecFactors = VecFactors::from_vexec(&cost::Factors::DEFAULT);
+
+    /// vexec's factors (`vexec_core::cost::Factors`, its settings) as
+    /// CCostModelVec takes them: a tuple into a batch, kernels against the
+    /// evaluator, hashing keys for aggregation and joins, sorting; the
+    /// hand-off to a row parent is `output` of a tuple's cost on top of the
+    /// row operator's own.
+    pub const fn from_vexec(f: &cost::Factors) -> VecFactors {
+        VecFactors {
+            scan: f.tuple,
+            filter: f.kernel,
+            agg: f.group_key,
+            hash_join: f.hash_key,
+            sort: f.sort,
+            handoff: 1.0 + f.output,
+        }
+    }
 }
 
 /// Which cost model prices the plans.

@@ -16,6 +16,42 @@ SELECT cost_model, shape
   FROM unnest(ARRAY['gpdb', 'vector']) AS cost_model,
        vexec.orca_optimize_minidump('/opt/gporca-src/data/dxl/minidump/IndexNLJoin_Cast_NoMotion.mdp', cost_model);
 
+-- The vector model takes vexec's cost factors from the session's settings.
+-- Set to neutral (every factor 1, no hand-off charge), it prices plans
+-- exactly as ORCA's calibrated model; a dearer scan raises its cost; the
+-- defaults come back with RESET.
+CREATE TEMP TABLE orca_costs AS
+SELECT cost_model, total_cost, shape
+  FROM unnest(ARRAY['gpdb', 'vector']) AS cost_model,
+       vexec.orca_optimize_minidump('/opt/gporca-src/data/dxl/minidump/IndexNLJoin_Cast_NoMotion.mdp', cost_model);
+SET vexec.tuple_cost_factor = 1;
+SET vexec.kernel_cost_factor = 1;
+SET vexec.group_key_cost_factor = 1;
+SET vexec.hash_key_cost_factor = 1;
+SET vexec.sort_cost_factor = 1;
+SET vexec.output_cost_factor = 0;
+SELECT o.total_cost = g.total_cost AS same_cost, o.shape = g.shape AS same_plan, o.shape
+  FROM vexec.orca_optimize_minidump('/opt/gporca-src/data/dxl/minidump/IndexNLJoin_Cast_NoMotion.mdp', 'vector') o,
+       orca_costs g
+ WHERE g.cost_model = 'gpdb';
+RESET vexec.tuple_cost_factor;
+RESET vexec.kernel_cost_factor;
+RESET vexec.group_key_cost_factor;
+RESET vexec.hash_key_cost_factor;
+RESET vexec.sort_cost_factor;
+RESET vexec.output_cost_factor;
+SELECT o.total_cost = v.total_cost AS defaults_again
+  FROM vexec.orca_optimize_minidump('/opt/gporca-src/data/dxl/minidump/IndexNLJoin_Cast_NoMotion.mdp', 'vector') o,
+       orca_costs v
+ WHERE v.cost_model = 'vector';
+SET vexec.tuple_cost_factor = 0.9;
+SELECT o.total_cost > v.total_cost AS dearer_scans
+  FROM vexec.orca_optimize_minidump('/opt/gporca-src/data/dxl/minidump/IndexNLJoin_Cast_NoMotion.mdp', 'vector') o,
+       orca_costs v
+ WHERE v.cost_model = 'vector';
+RESET vexec.tuple_cost_factor;
+DROP TABLE orca_costs;
+
 -- The plan comes back as DXL too.
 SELECT plan_dxl LIKE '<dxl:Plan %' AS is_dxl
   FROM vexec.orca_optimize_minidump('/opt/gporca-src/data/dxl/minidump/InEqualityJoin.mdp');

@@ -43,6 +43,12 @@ SET vexec.min_rows = 'many';
 \echo :LAST_ERROR_SQLSTATE
 SET vexec.enable_scan = maybe;
 \echo :LAST_ERROR_SQLSTATE
+SET vexec.tuple_cost_factor = -0.5;
+\echo :LAST_ERROR_SQLSTATE
+SET vexec.sort_cost_factor = 1001;
+\echo :LAST_ERROR_SQLSTATE
+SET vexec.kernel_cost_factor = cheap;
+\echo :LAST_ERROR_SQLSTATE
 -- A failed SET leaves the old value.
 SHOW vexec.mode;
 
@@ -76,3 +82,33 @@ SET vexec.enable_sort = off;
 EXPLAIN (SETTINGS, COSTS OFF) SELECT 1;
 RESET ALL;
 EXPLAIN (SETTINGS, COSTS OFF) SELECT 1;
+
+-- The vector cost factors price vector paths against row paths in auto
+-- mode: each, set high enough, hands its node's work back to PostgreSQL.
+CREATE TABLE factor_t AS SELECT g AS a, g % 100 AS b FROM generate_series(1, 100000) g;
+ANALYZE factor_t;
+SET vexec.mode = auto;
+SET max_parallel_workers_per_gather = 0;
+EXPLAIN (COSTS OFF) SELECT a FROM factor_t WHERE b < 90;
+SET vexec.tuple_cost_factor = 5;   -- a tuple into a batch
+EXPLAIN (COSTS OFF) SELECT a FROM factor_t WHERE b < 90;
+RESET vexec.tuple_cost_factor;
+SET vexec.kernel_cost_factor = 20;   -- kernels
+EXPLAIN (COSTS OFF) SELECT a FROM factor_t WHERE b < 90;
+RESET vexec.kernel_cost_factor;
+SET vexec.output_cost_factor = 20;   -- rows handed to a row node (here the client)
+EXPLAIN (COSTS OFF) SELECT a FROM factor_t WHERE b < 90;
+RESET vexec.output_cost_factor;
+EXPLAIN (COSTS OFF) SELECT b, count(*) FROM factor_t GROUP BY b;
+SET vexec.group_key_cost_factor = 50;   -- hashing grouping keys
+EXPLAIN (COSTS OFF) SELECT b, count(*) FROM factor_t GROUP BY b;
+RESET vexec.group_key_cost_factor;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM factor_t x JOIN factor_t y ON x.a = y.b;
+SET vexec.hash_key_cost_factor = 100;   -- hashing join keys
+EXPLAIN (COSTS OFF) SELECT count(*) FROM factor_t x JOIN factor_t y ON x.a = y.b;
+RESET vexec.hash_key_cost_factor;
+EXPLAIN (COSTS OFF) SELECT a FROM factor_t WHERE b < 50 ORDER BY b, a;
+SET vexec.sort_cost_factor = 5;   -- sorting
+EXPLAIN (COSTS OFF) SELECT a FROM factor_t WHERE b < 50 ORDER BY b, a;
+RESET ALL;
+DROP TABLE factor_t;

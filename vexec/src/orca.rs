@@ -27,7 +27,7 @@ type PlanRow = (Option<bool>, f64, f64, String, f64, i64, String);
 /// ORCA's plan for the query of the minidump at `path` (a file on the
 /// server), priced by `cost_model`: `minidump` (the dump's own model),
 /// `gpdb` (ORCA's calibrated model) or `vector` (CCostModelVec with
-/// vexec's factors and kernels). `expected_plan` says whether the plan is
+/// vexec's kernels and the session's `vexec.*_cost_factor` settings). `expected_plan` says whether the plan is
 /// the dump's expected one, as ORCA's test harness judges (NULL: the dump
 /// has none).
 #[pg_extern(volatile, parallel_restricted)]
@@ -67,7 +67,8 @@ fn optimize(path: &str, cost_model: &str, space_pruning: bool) -> PlanRow {
         "minidump" => CostModel::Minidump,
         "gpdb" => CostModel::Gpdb,
         "vector" => {
-            CostModel::Vec { factors: VecFactors::VEXEC, kernel_oids: orca_bridge::builtin_kernels() }
+            let factors = VecFactors::from_vexec(&crate::settings::cost_factors());
+            CostModel::Vec { factors, kernel_oids: orca_bridge::builtin_kernels() }
         }
         other => error(
             PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,

@@ -6,6 +6,7 @@
 use pgrx::guc::GucEnum;
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::{pg_guard, PostgresGucEnum};
+use vexec_core::cost::Factors;
 
 /// `vexec.mode`: whether vector paths are built and whether they may win.
 #[derive(PostgresGucEnum, Clone, Copy, PartialEq, Eq, Debug)]
@@ -141,6 +142,26 @@ pub static INDEX_MARGIN: GucSetting<f64> = GucSetting::<f64>::new(INDEX_MARGIN_D
 /// correlation, which made 0.5 cost primary-key nested loops their place).
 pub const INDEX_FETCH_COST_DEFAULT: f64 = 0.5;
 pub static INDEX_FETCH_COST: GucSetting<f64> = GucSetting::<f64>::new(INDEX_FETCH_COST_DEFAULT);
+/// The vector cost factors (`vexec_core::cost::Factors`), one setting each.
+pub static TUPLE_COST_FACTOR: GucSetting<f64> = GucSetting::<f64>::new(Factors::DEFAULT.tuple);
+pub static KERNEL_COST_FACTOR: GucSetting<f64> = GucSetting::<f64>::new(Factors::DEFAULT.kernel);
+pub static OUTPUT_COST_FACTOR: GucSetting<f64> = GucSetting::<f64>::new(Factors::DEFAULT.output);
+pub static GROUP_KEY_COST_FACTOR: GucSetting<f64> = GucSetting::<f64>::new(Factors::DEFAULT.group_key);
+pub static HASH_KEY_COST_FACTOR: GucSetting<f64> = GucSetting::<f64>::new(Factors::DEFAULT.hash_key);
+pub static SORT_COST_FACTOR: GucSetting<f64> = GucSetting::<f64>::new(Factors::DEFAULT.sort);
+
+/// The vector cost factors as the session has them set.
+pub fn cost_factors() -> Factors {
+    Factors {
+        tuple: TUPLE_COST_FACTOR.get(),
+        kernel: KERNEL_COST_FACTOR.get(),
+        output: OUTPUT_COST_FACTOR.get(),
+        group_key: GROUP_KEY_COST_FACTOR.get(),
+        hash_key: HASH_KEY_COST_FACTOR.get(),
+        sort: SORT_COST_FACTOR.get(),
+    }
+}
+
 pub static ENABLE_SCAN: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static ENABLE_AGG: GucSetting<bool> = GucSetting::<bool>::new(true);
 pub static ENABLE_HASHJOIN: GucSetting<bool> = GucSetting::<bool>::new(true);
@@ -237,6 +258,41 @@ in Arrow's representations (vexec.bool_layout, vexec.temporal_layout, vexec.nume
         GucContext::Userset,
         planner,
     );
+    let factors: [(&'static std::ffi::CStr, &'static std::ffi::CStr, &'static GucSetting<f64>); 6] = [
+        (
+            c"vexec.tuple_cost_factor",
+            c"Cost of getting a tuple into a vector batch, as a fraction of cpu_tuple_cost.",
+            &TUPLE_COST_FACTOR,
+        ),
+        (
+            c"vexec.kernel_cost_factor",
+            c"Cost of an expression evaluated by vector kernels, as a fraction of its cost in PostgreSQL's evaluator.",
+            &KERNEL_COST_FACTOR,
+        ),
+        (
+            c"vexec.output_cost_factor",
+            c"Cost of handing a row between a vector node and a row node, as a fraction of cpu_tuple_cost.",
+            &OUTPUT_COST_FACTOR,
+        ),
+        (
+            c"vexec.group_key_cost_factor",
+            c"Cost of hashing a grouping key and probing in a vector aggregate, as a fraction of cpu_operator_cost.",
+            &GROUP_KEY_COST_FACTOR,
+        ),
+        (
+            c"vexec.hash_key_cost_factor",
+            c"Cost of hashing a join key and probing in a vector hash join, as a fraction of cpu_operator_cost.",
+            &HASH_KEY_COST_FACTOR,
+        ),
+        (
+            c"vexec.sort_cost_factor",
+            c"Cost of a vector sort, as a fraction of PostgreSQL's cost of the same sort.",
+            &SORT_COST_FACTOR,
+        ),
+    ];
+    for (name, short, setting) in factors {
+        GucRegistry::define_float_guc(name, short, c"", setting, 0.0, 1000.0, GucContext::Userset, planner);
+    }
     let switches: [(&'static std::ffi::CStr, &'static std::ffi::CStr, &'static GucSetting<bool>); 5] = [
         (c"vexec.enable_scan", c"Enables the planner's use of vector scans.", &ENABLE_SCAN),
         (c"vexec.enable_agg", c"Enables the planner's use of vector aggregation.", &ENABLE_AGG),

@@ -4,27 +4,39 @@
 /// vexec's vector factors: what a unit of a row operator's work costs when
 /// vexec does it on batches. The planner (`vexec::plan`) prices vector paths
 /// with them, and ORCA's vector-aware cost model (`orca_bridge`,
-/// CCostModelVec) takes the same figures.
-///
-/// Getting a tuple into a batch (batched visibility, only the needed
-/// columns deformed) against `cpu_tuple_cost` for a row scan.
-pub const TUPLE_FACTOR: f64 = 0.3;
-/// A qual or target evaluated by kernels against its `cost_qual_eval` cost
-/// (fallback items keep their full cost).
-pub const KERNEL_FACTOR: f64 = 0.25;
-/// Handing a row to a row-based parent (filling its slot), in
-/// `cpu_tuple_cost` on top of what the parent pays.
-pub const OUTPUT_FACTOR: f64 = 0.2;
-/// Hashing a row's keys and probing the group table, against PostgreSQL's
-/// `cpu_operator_cost` per key column and row in `cost_agg`: batching the
-/// probes saves less than kernels do.
-pub const GROUP_KEY_FACTOR: f64 = 0.5;
-/// Hashing a key and probing, against `cpu_operator_cost` per key in
-/// HashJoin's costing.
-pub const HASH_KEY_FACTOR: f64 = 0.5;
-/// Comparisons and moving rows in a VecSort, against `cost_sort`'s charge
-/// for a Sort: native keys over columns and no tuple forming.
-pub const SORT_FACTOR: f64 = 0.5;
+/// CCostModelVec) takes the same figures. vexec reads them from its
+/// settings (`vexec.tuple_cost_factor` and the like), whose defaults are
+/// [`Factors::DEFAULT`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Factors {
+    /// Getting a tuple into a batch (batched visibility, only the needed
+    /// columns deformed) against `cpu_tuple_cost` for a row scan.
+    pub tuple: f64,
+    /// A qual or target evaluated by kernels against its `cost_qual_eval`
+    /// cost (fallback items keep their full cost).
+    pub kernel: f64,
+    /// Handing a row to a row-based parent (filling its slot), in
+    /// `cpu_tuple_cost` on top of what the parent pays.
+    pub output: f64,
+    /// Hashing a row's keys and probing the group table, against
+    /// PostgreSQL's `cpu_operator_cost` per key column and row in
+    /// `cost_agg`: batching the probes saves less than kernels do.
+    pub group_key: f64,
+    /// Hashing a key and probing, against `cpu_operator_cost` per key in
+    /// HashJoin's costing.
+    pub hash_key: f64,
+    /// Comparisons and moving rows in a VecSort, against `cost_sort`'s
+    /// charge for a Sort: native keys over columns and no tuple forming.
+    pub sort: f64,
+}
+
+impl Factors {
+    /// The factors as calibrated on the scan and aggregation benchmarks
+    /// (bench/); conservative, since auto mode must never pick a vector
+    /// plan meaningfully slower than the row plan it replaces.
+    pub const DEFAULT: Factors =
+        Factors { tuple: 0.3, kernel: 0.25, output: 0.2, group_key: 0.5, hash_key: 0.5, sort: 0.5 };
+}
 
 /// The heap pages one scan of an index visits for `selectivity` of a table
 /// of `tuples` rows on `pages` pages, as cost_index counts them for a single

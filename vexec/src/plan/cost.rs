@@ -3,23 +3,21 @@
 //!
 //! A vector scan reads the same pages as a sequential scan, so the disk part
 //! is PostgreSQL's own (`seq_page_cost` per page). The CPU part is where
-//! vectors win, and the factors (kept in `vexec_core::cost`, where ORCA's
-//! vector-aware cost model in `orca_bridge` takes them too) say by how much,
-//! per tuple:
-//!
-//! - `TUPLE_FACTOR`: getting a tuple into a batch (batched visibility, only
-//!   the needed columns deformed) against `cpu_tuple_cost` for a row scan;
-//! - `KERNEL_FACTOR`: a qual or target evaluated by kernels against its
-//!   `cost_qual_eval` cost (fallback items keep their full cost);
-//! - `OUTPUT_FACTOR`: handing a row to a row-based parent (filling its slot).
-//!
-//! They were calibrated on the scan benchmark (bench/, `--queries`); keep
-//! them conservative: auto mode must never pick a vector plan that is
-//! meaningfully slower than the row plan it replaces.
+//! vectors win, and the factors ([`vexec_core::cost::Factors`], read from
+//! the `vexec.*_cost_factor` settings by [`factors`]; ORCA's vector-aware
+//! cost model in `orca_bridge` takes the same) say by how much: a tuple into
+//! a batch, a kernel against the evaluator, a row handed to a row parent,
+//! a key hashed for aggregation or a join, a sort's comparisons.
 
 use pgrx::pg_sys;
 
-pub use vexec_core::cost::{GROUP_KEY_FACTOR, KERNEL_FACTOR, OUTPUT_FACTOR, TUPLE_FACTOR};
+pub use vexec_core::cost::Factors;
+
+/// The vector factors of the session's settings.
+pub fn factors() -> Factors {
+    crate::settings::cost_factors()
+}
+
 /// Setting up a vector scan (buffers, compiled program), in cpu_operator_cost.
 pub const SETUP_OPERATORS: f64 = 100.0;
 
@@ -84,10 +82,10 @@ pub unsafe fn seq_scan(rel: *mut pg_sys::RelOptInfo, e: &ExprCosts, workers: i32
         let mut row_cpu =
             (cpu_tuple_cost + (*rel).baserestrictcost.per_tuple) * tuples + (*target).cost.per_tuple * rows;
 
+        let f = factors();
         let vec_startup = e.startup + (*target).cost.startup + SETUP_OPERATORS * pg_sys::cpu_operator_cost;
-        let mut vec_cpu = (cpu_tuple_cost * TUPLE_FACTOR + e.kernel_qual * KERNEL_FACTOR + e.fallback_qual)
-            * tuples
-            + (e.kernel_target * KERNEL_FACTOR + e.fallback_target + cpu_tuple_cost * OUTPUT_FACTOR) * rows;
+        let mut vec_cpu = (cpu_tuple_cost * f.tuple + e.kernel_qual * f.kernel + e.fallback_qual) * tuples
+            + (e.kernel_target * f.kernel + e.fallback_target + cpu_tuple_cost * f.output) * rows;
 
         if workers > 0 {
             let d = parallel_divisor(workers);
@@ -123,7 +121,7 @@ fn ptr_null() -> *mut f64 {
 pub fn handoff(rows: f64) -> f64 {
     // SAFETY: reads a cost GUC on the planner's thread.
     let cpu_tuple_cost = unsafe { pg_sys::cpu_tuple_cost };
-    cpu_tuple_cost * OUTPUT_FACTOR * rows
+    cpu_tuple_cost * factors().output * rows
 }
 
 /// What a vector join's input costs it: the input's cost, plus the copy
@@ -161,7 +159,7 @@ pub unsafe fn plain_agg(child: &pg_sys::Path, naggs: usize, vector_child: bool) 
     unsafe {
         let rows = child.rows;
         let child_cost = agg_child_cost(child, vector_child);
-        let transitions = naggs.max(1) as f64 * pg_sys::cpu_operator_cost * KERNEL_FACTOR * rows;
+        let transitions = naggs.max(1) as f64 * pg_sys::cpu_operator_cost * factors().kernel * rows;
         let startup = child_cost + transitions + SETUP_OPERATORS * pg_sys::cpu_operator_cost;
         Cost { startup, total: startup + pg_sys::cpu_tuple_cost, rows: 1.0 }
     }
@@ -185,7 +183,8 @@ pub unsafe fn hashed_agg(
         let rows = child.rows;
         let op = pg_sys::cpu_operator_cost;
         let child_cost = agg_child_cost(child, vector_child);
-        let per_row = nkeys as f64 * op * GROUP_KEY_FACTOR + naggs as f64 * op * KERNEL_FACTOR;
+        let f = factors();
+        let per_row = nkeys as f64 * op * f.group_key + naggs as f64 * op * f.kernel;
         let mut startup = child_cost + per_row * rows + SETUP_OPERATORS * op;
         let entry = (width.max(8) as f64 + 32.0 + 16.0 * naggs as f64) * groups;
         if entry > pg_sys::get_hash_memory_limit() as f64 {

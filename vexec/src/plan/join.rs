@@ -320,8 +320,6 @@ unsafe fn refusal(
     }
 }
 
-pub use vexec_core::cost::HASH_KEY_FACTOR;
-
 /// The rows that pass the hash join proper (each charged a tuple and the
 /// join filter), counted as final_cost_hashjoin counts them, so that both
 /// joins are costed on the same estimate: for a semi or anti join, or an
@@ -448,13 +446,14 @@ unsafe fn consider(
             other_list = pg_sys::lappend(other_list, r.cast());
         }
         pg_sys::cost_qual_eval(&mut quals, other_list, root);
-        let build = (op * nkeys * HASH_KEY_FACTOR + pg_sys::cpu_tuple_cost * cost::TUPLE_FACTOR) * irows;
+        let f = cost::factors();
+        let build = (op * nkeys * f.hash_key + pg_sys::cpu_tuple_cost * f.tuple) * irows;
         let (outer_vector, inner_vector) = (vector_node(outer).is_some(), vector_node(inner).is_some());
         let startup = cost::join_input_cost(&*inner, inner_vector)
             + build
             + cost::SETUP_OPERATORS * op
             + partition_cost(irows, (*(*inner).pathtarget).width, orows, (*(*outer).pathtarget).width);
-        let probe = op * nkeys * HASH_KEY_FACTOR * orows;
+        let probe = op * nkeys * f.hash_key * orows;
         let passing = passing_rows(jointype, extra, orows, rows);
         let total = startup
             + cost::join_input_cost(&*outer, outer_vector)
@@ -781,7 +780,8 @@ unsafe fn partial_path(
         let orows = (*outer).rows;
         let irows = (*inner).rows;
         let rows = ((*joinrel).rows / cost::parallel_divisor(workers)).max(1.0);
-        let build = (op * nkeys * HASH_KEY_FACTOR + pg_sys::cpu_tuple_cost * cost::TUPLE_FACTOR) * irows;
+        let f = cost::factors();
+        let build = (op * nkeys * f.hash_key + pg_sys::cpu_tuple_cost * f.tuple) * irows;
         let width = (*(*inner).pathtarget).width;
         // The inner side as it is computed: whole, or this participant's
         // share of it written out and every share read back.
@@ -810,7 +810,7 @@ unsafe fn partial_path(
         let passing = passing_rows(jointype, extra, orows, rows);
         let total = startup
             + cost::join_input_cost(&*outer, vector_node(outer).is_some())
-            + op * nkeys * HASH_KEY_FACTOR * orows
+            + op * nkeys * f.hash_key * orows
             + (qual_per_tuple + pg_sys::cpu_tuple_cost) * passing;
 
         let id = report::next_id();

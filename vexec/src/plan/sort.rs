@@ -118,8 +118,6 @@ fn alternative(
     Alternative { node: "VecSort".into(), target: target.into(), verdict, row_cost, vector_cost, details }
 }
 
-pub use vexec_core::cost::SORT_FACTOR;
-
 unsafe fn consider(
     root: *mut pg_sys::PlannerInfo,
     input_rel: *mut pg_sys::RelOptInfo,
@@ -188,8 +186,8 @@ unsafe fn consider(
                 limit,
             );
             let sorting = (sp.startup_cost - (*input).total_cost).max(0.0);
-            let startup = (*input).total_cost + sorting * SORT_FACTOR;
-            let run = (sp.total_cost - sp.startup_cost) * SORT_FACTOR;
+            let startup = (*input).total_cost + sorting * cost::factors().sort;
+            let run = (sp.total_cost - sp.startup_cost) * cost::factors().sort;
             let c = cost::Cost { startup, total: startup + run, rows: (*input).rows };
 
             let id = report::next_id();

@@ -709,7 +709,7 @@ unsafe fn consider_parallel(
         let target = (*output_rel).reltarget;
         let op = pg_sys::cpu_operator_cost;
         let startup = (*gather).path.total_cost
-            + gathered * (p.keys.len() as f64 * op * cost::GROUP_KEY_FACTOR + naggs as f64 * op);
+            + gathered * (p.keys.len() as f64 * op * cost::factors().group_key + naggs as f64 * op);
         let groups = if p.keys.is_empty() { 1.0 } else { p.groups };
         let fc = cost::Cost { startup, total: startup + groups * pg_sys::cpu_tuple_cost, rows: groups };
         let private = agg_private(id, (*extra).havingQual, p.key_list, p.kind_list, AggSplit::Finalize);
