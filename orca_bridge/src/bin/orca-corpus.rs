@@ -358,12 +358,16 @@ fn report(
         count(&|r| r.change.is_some_and(|c| c.join_method)),
         count(&|r| r.change.is_some_and(|c| c.aggregate_stages)),
     );
-    let examples = [
-        rows.iter().find(|r| r.change.is_some_and(|c| c.join_order)),
-        rows.iter().find(|r| r.change.is_some_and(|c| c.join_method && !c.join_order)),
-        rows.iter().find(|r| r.change.is_some_and(|c| c.aggregate_stages)),
-    ];
-    for r in examples.into_iter().flatten() {
+    // One example of each kind of change, each a different minidump.
+    let kinds: [fn(&PlanChange) -> bool; 3] = [|c| c.join_order, |c| c.join_method, |c| c.aggregate_stages];
+    let mut examples: Vec<&Row> = Vec::new();
+    for kind in kinds {
+        let fresh = |r: &&Row| !examples.iter().any(|e| e.name == r.name);
+        if let Some(r) = rows.iter().filter(fresh).find(|r| r.change.as_ref().is_some_and(kind)) {
+            examples.push(r);
+        }
+    }
+    for r in examples {
         let (a, b) = r.shapes.as_ref().unwrap();
         let _ = writeln!(md, "- `{}`\n  - GPDB model: `{a}`\n  - vector model: `{b}`", r.name);
     }
