@@ -157,6 +157,27 @@ def ingest(c: Cluster, port: int, login, check) -> None:
             check("ingest into the session's temporary table", n == 5000
                   and tmp.fetch_arrow_table().column(0).to_pylist() == [5000])
 
+        # Integers and strings of every Arrow string layout, which the sink
+        # reads column by column, written by VecInsert (force): as sent.
+        ids = range(3000)
+        words = [None if i % 11 == 0 else ("" if i % 5 == 0 else f"é{i} " * (1 + i % 4)) for i in ids]
+        kinds = pa.table({
+            "id": pa.array(ids, pa.int32()),
+            "small": pa.array([i % 300 - 150 for i in ids], pa.int16()),
+            "plain": pa.array(words, pa.string()),
+            "large": pa.array(words, pa.large_string()),
+            "view": pa.array(words, pa.string_view()),
+        })
+        with conn.cursor() as forced:
+            forced.execute("SET vexec.mode = force")
+            forced.fetch_arrow_table()
+            n = forced.adbc_ingest("flight_kinds", kinds, mode="create")
+            forced.execute("RESET vexec.mode")
+            forced.fetch_arrow_table()
+        got = pg_rows(c, "SELECT id, small, plain, large, view FROM flight_kinds ORDER BY id")
+        check("ingest of int16, int32, string, large string and string view columns (force)",
+              n == 3000 and got == rows_of(kinds), f"{n} rows; {got[:2]} vs {rows_of(kinds)[:2]}")
+
         # What must leave nothing behind.
         bad_type = pa.table({"id": pa.array(["x"] * 10), "note": pa.array(["n"] * 10)})
         e = error_of(lambda: cur.adbc_ingest("flight_strict", bad_type, mode="append"))

@@ -396,6 +396,24 @@ SELECT vexec.arrow_insert('ins_typed', typed_as('int4'));
 \set VERBOSITY default
 SELECT vexec.arrow_insert('ins_typed', typed_as('inet'));
 SELECT x FROM ins_typed;
+-- Strings become text as textin makes it (empty, non-ASCII, NULL), and a
+-- zero byte in one (valid UTF-8 for Arrow) is PostgreSQL's error (22021).
+CREATE TABLE ins_text (id int, label text);
+SELECT vexec.arrow_insert('ins_text', vexec.arrow_ipc($$SELECT g AS id, CASE g % 4 WHEN 0 THEN NULL WHEN 1 THEN '' WHEN 2 THEN 'zürich ' || g ELSE repeat('ab', g) END AS label FROM generate_series(1, 8) g$$));
+SELECT id, label, length(label) FROM ins_text ORDER BY id;
+SELECT vexec.arrow_insert('ins_text', (SELECT set_byte(s, position('zXz'::bytea IN s), 0)
+  FROM (SELECT vexec.arrow_ipc($$SELECT 9 AS id, 'azXzb'::text AS label$$) s) a));
+SELECT count(*) FROM ins_text;
+-- The sink's INSERT reads vexec.ingest_rows, volatile (each call takes
+-- its batches) but reading no table: VecInsert writes its rows, in auto
+-- too. Another volatile function keeps the rows to ModifyTable.
+SELECT * FROM insert_verdict('INSERT INTO ins_text (id, label) SELECT * FROM vexec.ingest_rows(1) AS x(id int, label text)');
+SELECT * FROM insert_verdict('INSERT INTO ins_text SELECT g, random()::text FROM generate_series(1, 20000) g');
+SET vexec.mode = auto;
+EXPLAIN (COSTS OFF) INSERT INTO ins_text (id, label) SELECT * FROM vexec.ingest_rows(1) AS x(id int, label text);
+SELECT vexec.arrow_insert('ins_text', vexec.arrow_ipc($$SELECT g AS id, 'l' || g AS label FROM generate_series(100, 2099) g$$, 300));
+RESET vexec.mode;
+SELECT count(*), sum(id), count(DISTINCT label) FROM ins_text;
 -- Typed strings read by input functions that keep state in fn_extra
 -- (range_in, multirange_in), looked up once per call, over several
 -- batches: every value as it was.

@@ -30,14 +30,20 @@
 #include "access/hio.h"
 #include "access/tableam.h"
 #include "catalog/pg_attribute.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/nodeModifyTable.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/pg_list.h"
+#include "parser/parse_func.h"
 #include "rewrite/rewriteHandler.h"
 #include "storage/bufmgr.h"
 #include "storage/freespace.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
@@ -412,4 +418,41 @@ vx_insert_stats(VxInsert *ins, uint64 *rows, uint64 *groups)
 {
 	*rows = ins->inserted;
 	*groups = ins->groups;
+}
+
+/*
+ * Whether a query calls a volatile function other than nextval that could
+ * read the table while VecInsert writes it: contain_volatile_functions_not_nextval
+ * (clauses.c), walked the same way, except that vexec.ingest_rows(bigint)
+ * is not counted. That function reads the Arrow batches vexec's ingest
+ * registered in this backend, never a table; it is volatile because each
+ * call takes its batches.
+ */
+static bool
+vx_volatile_checker(Oid func_id, void *context)
+{
+	return func_id != F_NEXTVAL && func_id != *(Oid *) context &&
+		func_volatile(func_id) == PROVOLATILE_VOLATILE;
+}
+
+static bool
+vx_volatile_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (check_functions_in_node(node, vx_volatile_checker, context))
+		return true;
+	if (IsA(node, Query))
+		return query_tree_walker((Query *) node, vx_volatile_walker, context, 0);
+	return expression_tree_walker(node, vx_volatile_walker, context);
+}
+
+bool
+vx_insert_reads_volatile(Node *node)
+{
+	Oid			argtypes[1] = {INT8OID};
+	Oid			ingest_rows = LookupFuncName(list_make2(makeString("vexec"), makeString("ingest_rows")),
+											 1, argtypes, true);
+
+	return vx_volatile_walker(node, &ingest_rows);
 }

@@ -183,6 +183,108 @@ unsafe fn datum(col: &Column, a: &ArrayRef, row: usize) -> pg_sys::Datum {
     }
 }
 
+/// The Datums (in the current memory context) and NULL flags of every row
+/// of `a`, as [`datum`] makes them, with the type dispatch done once: the
+/// common fixed-width types copied in a loop, and text from Arrow's
+/// (validated) UTF-8 laid out as varlenas in one allocation when the
+/// database is UTF-8 (what `pg_any_to_server` and `cstring_to_text` make
+/// of them) (a value with a zero byte goes through
+/// `pg_any_to_server`, which raises PostgreSQL's error for it).
+unsafe fn fill_column(
+    col: &Column,
+    a: &ArrayRef,
+    utf8: bool,
+    values: &mut Vec<pg_sys::Datum>,
+    nulls: &mut Vec<bool>,
+) {
+    let n = a.len();
+    nulls.clear();
+    match a.nulls() {
+        Some(b) => nulls.extend(b.iter().map(|valid| !valid)),
+        None => nulls.resize(n, false),
+    }
+    values.clear();
+    values.resize(n, pg_sys::Datum::from(0usize));
+    // Strings read as text: the Text source, or a typed one of type text
+    // (whose input function, textin, makes the same varlena).
+    let text = utf8
+        && (matches!(col.source, Source::Text)
+            || matches!(col.input, Some((_, ioparam, _)) if ioparam == pg_sys::TEXTOID));
+    macro_rules! copy {
+        ($t:ty, $conv:expr) => {{
+            let v = a.as_primitive::<$t>().values();
+            for r in 0..n {
+                values[r] = $conv(v[r]);
+            }
+        }};
+    }
+    // SAFETY: rows below a's length; the Datums are made in the current (per-batch) context.
+    unsafe {
+        match (&col.source, a.data_type()) {
+            (Source::Int2, DataType::Int16) => copy!(Int16Type, pg_sys::Datum::from),
+            (Source::Int4, DataType::Int32) => copy!(Int32Type, pg_sys::Datum::from),
+            (Source::Int8, DataType::Int64) => copy!(Int64Type, pg_sys::Datum::from),
+            (Source::Float8, DataType::Float64) => {
+                copy!(Float64Type, |x: f64| pg_sys::Datum::from(x.to_bits()))
+            }
+            (Source::Date, DataType::Date32) => {
+                let v = a.as_primitive::<Date32Type>().values();
+                for r in (0..n).filter(|&r| !nulls[r]) {
+                    values[r] = pg_sys::Datum::from(check(ingest::date_of_days(v[r] as i64)));
+                }
+            }
+            // (A text block too large for one allocation falls to the last arm.)
+            (_, DataType::Utf8) if text && text_block(a.as_string::<i32>().iter(), nulls, values) => {}
+            (_, DataType::LargeUtf8) if text && text_block(a.as_string::<i64>().iter(), nulls, values) => {}
+            (_, DataType::Utf8View) if text && text_block(a.as_string_view().iter(), nulls, values) => {}
+            _ => {
+                for r in (0..n).filter(|&r| !nulls[r]) {
+                    values[r] = datum(col, a, r);
+                }
+            }
+        }
+    }
+}
+
+/// The text values of `strings` (UTF-8, valid as Arrow's string arrays
+/// are) as varlenas with 4-byte headers, in one palloc'd block. False, and
+/// nothing done, when the block would pass `TEXT_BLOCK_MAX`.
+unsafe fn text_block<'s>(
+    strings: impl Iterator<Item = Option<&'s str>> + Clone,
+    nulls: &[bool],
+    values: &mut [pg_sys::Datum],
+) -> bool {
+    const HDR: usize = pg_sys::VARHDRSZ;
+    let total: usize = strings.clone().map(|s| s.map_or(0, |s| (HDR + s.len()).next_multiple_of(4))).sum();
+    if total > TEXT_BLOCK_MAX {
+        return false;
+    }
+    // SAFETY: a block of `total` bytes in the current context; each value is written inside it at
+    // a 4-byte aligned offset (its header, then its bytes), as text varlenas are laid out.
+    unsafe {
+        let block = pg_sys::palloc(total.max(1)) as *mut u8;
+        let mut at = 0;
+        for (r, s) in strings.enumerate() {
+            let Some(s) = s.filter(|_| !nulls[r]) else { continue };
+            let bytes = s.as_bytes();
+            if bytes.contains(&0) {
+                let (p, len) = server_text(bytes); // raises invalid_byte_sequence for the zero byte
+                values[r] = pg_sys::Datum::from(pg_sys::cstring_to_text_with_len(p, len as i32));
+                continue;
+            }
+            let p = block.add(at);
+            pgrx::varlena::set_varsize_4b(p.cast(), (HDR + bytes.len()) as i32);
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), p.add(HDR), bytes.len());
+            values[r] = pg_sys::Datum::from(p);
+            at += (HDR + bytes.len()).next_multiple_of(4);
+        }
+    }
+    true
+}
+
+/// The largest block `text_block` allocates (palloc's limit is 1 GB).
+const TEXT_BLOCK_MAX: usize = 256 << 20;
+
 /// A statement parameter's column: its source, read as type `typid` (by
 /// that type's input function for a numeric or typed source).
 pub(crate) fn param_column(source: Source, typid: pg_sys::Oid) -> Column {
@@ -301,6 +403,9 @@ pub unsafe extern "C-unwind" fn vexec_ingest_rows(fcinfo: pg_sys::FunctionCallIn
         let cols = columns(&sources, desc);
         let per_batch = crate::exec::input::rows_context(pg_sys::CurrentMemoryContext, c"vexec ingest batch");
         let n = cols.len();
+        let utf8 = pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32;
+        let mut column_values: Vec<Vec<pg_sys::Datum>> = vec![Vec::new(); n];
+        let mut column_nulls: Vec<Vec<bool>> = vec![Vec::new(); n];
         let mut values = vec![pg_sys::Datum::from(0usize); n];
         let mut nulls = vec![false; n];
         for batch in batches.batches {
@@ -316,13 +421,15 @@ pub unsafe extern "C-unwind" fn vexec_ingest_rows(fcinfo: pg_sys::FunctionCallIn
                 );
             }
             let old = pg_sys::MemoryContextSwitchTo(per_batch);
+            // Column by column (the type dispatch once per column), then
+            // row by row into the tuplestore.
+            for (c, col) in cols.iter().enumerate() {
+                fill_column(col, batch.column(c), utf8, &mut column_values[c], &mut column_nulls[c]);
+            }
             for row in 0..batch.num_rows() {
-                for (c, col) in cols.iter().enumerate() {
-                    let a = batch.column(c);
-                    nulls[c] = a.is_null(row);
-                    if !nulls[c] {
-                        values[c] = datum(col, a, row);
-                    }
+                for c in 0..n {
+                    nulls[c] = column_nulls[c][row];
+                    values[c] = column_values[c][row];
                 }
                 pg_sys::tuplestore_putvalues(store, desc, values.as_mut_ptr(), nulls.as_mut_ptr());
             }

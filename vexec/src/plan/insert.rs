@@ -64,10 +64,12 @@ fn alternative(target: &str, verdict: Verdict, row: Option<f64>, vector: Option<
 }
 
 /// Whether `node` (a query or expression) calls a volatile function other
-/// than nextval.
+/// than nextval and vexec.ingest_rows (which reads no table: the batch
+/// sink's INSERT reads its rows from it).
 unsafe fn volatile(node: *mut pg_sys::Node) -> bool {
-    // SAFETY: node is a live query or expression tree (caller's contract).
-    unsafe { !node.is_null() && pg_sys::contain_volatile_functions_not_nextval(node) }
+    // SAFETY: node is a live query or expression tree (caller's contract); the walker is
+    // PostgreSQL's contain_volatile_functions_not_nextval with one more exception.
+    unsafe { !node.is_null() && crate::shim::vx_insert_reads_volatile(node) }
 }
 
 /// Why VecInsert cannot write the rows of `mtp`, if it cannot.
