@@ -7,7 +7,11 @@
 //! a vector child's batches (`exec::input`) and hands each batch's rows to
 //! the C writer (csrc/vexec_insert.c) in one guarded call; any other
 //! child's rows the writer pulls itself, a batch's worth per call, copying
-//! each slot (a heap tuple whole). It returns no rows.
+//! each slot (a heap tuple whole). When the child is the batch sink's scan
+//! of `vexec.ingest_rows` (`ingest::sink_scan`), VecInsert takes the
+//! sink's Arrow batches itself, converted column by column, and the
+//! function never runs (its rows are not collected in a tuplestore). It
+//! returns no rows.
 //!
 //! Rust state is dropped by EndCustomScan or by the query context's reset
 //! callback; the writer's memory and slots belong to the query, its bulk
@@ -18,6 +22,7 @@ use std::ptr;
 
 use crate::exec::input::{rows_context, ChildInput};
 use crate::exec::node::{self, NodeMethods, VecNode};
+use crate::ingest;
 use crate::pgutil::{list_ints, list_ptrs, SyncPtr};
 use crate::shim::{self, VxColumn, VxInsert};
 use pgrx::pg_sys;
@@ -29,6 +34,9 @@ use crate::nodes::INSERT as NAME;
 
 pub struct InsertState {
     src: ChildInput,
+    /// The child is the batch sink's scan of `vexec.ingest_rows`: its
+    /// batches are read here, not through its tuplestore.
+    sink: Option<SinkInput>,
     writer: *mut VxInsert,
     per_batch: pg_sys::MemoryContext,
     batches: u64,
@@ -47,7 +55,72 @@ pub fn methods() -> (&'static SyncPtr<pg_sys::CustomScanMethods>, &'static NodeM
     (&SCAN_METHODS, &METHODS)
 }
 
+struct SinkInput {
+    scan: ingest::SinkScan,
+    handle: *mut pg_sys::ExprState,
+}
+
 impl InsertState {
+    /// Write the rows of the sink's batches: each batch converted column by
+    /// column (`ingest::SinkReader`), handed to the writer a batch's worth
+    /// of rows at a time, each table column reading the function column
+    /// the child's row has there.
+    unsafe fn write_sink(&mut self, node: *mut pg_sys::CustomScanState) {
+        let sink = self.sink.as_ref().expect("a sink input");
+        // SAFETY: the handle's expression state is this node's, evaluated in its expression
+        // context; the reader's Datums live in per_batch until the writer has copied the rows.
+        unsafe {
+            let mut isnull = false;
+            let d = shim::vx_eval_scalar(sink.handle, (*node).ss.ps.ps_ExprContext, &mut isnull);
+            let mut reader = ingest::SinkReader::open((!isnull).then_some(d as i64), sink.scan.desc);
+            let columns = sink.scan.columns.clone();
+            let rows: Vec<RowIdx> = (0..BATCH_CAPACITY as RowIdx).collect();
+            while let Some(batch) = reader.next_batch() {
+                let mut at = 0;
+                while at < batch.num_rows() {
+                    pg_sys::check_for_interrupts!();
+                    let n = (batch.num_rows() - at).min(BATCH_CAPACITY);
+                    // The Datums in per_batch; the writer itself runs in the
+                    // query's context (it makes its slots there).
+                    let old = pg_sys::MemoryContextSwitchTo(self.per_batch);
+                    reader.fill(&batch.slice(at, n));
+                    pg_sys::MemoryContextSwitchTo(old);
+                    let validity: Vec<Vec<u8>> = reader
+                        .nulls
+                        .iter()
+                        .map(|nulls| {
+                            let mut bits = vec![0u8; n.div_ceil(8)];
+                            for (r, _) in nulls.iter().enumerate().filter(|(_, &null)| !null) {
+                                bits[r >> 3] |= 1 << (r & 7);
+                            }
+                            bits
+                        })
+                        .collect();
+                    let cols: Vec<VxColumn> = columns
+                        .iter()
+                        .enumerate()
+                        .map(|(a, &f)| VxColumn {
+                            attnum: a as i32 + 1,
+                            kind: shim::KIND_DATUM,
+                            values: reader.values[f].as_mut_ptr().cast(),
+                            validity: validity[f].as_ptr() as *mut u8,
+                        })
+                        .collect();
+                    shim::vx_insert_rows(
+                        self.writer,
+                        cols.len() as i32,
+                        cols.as_ptr(),
+                        n as i32,
+                        rows.as_ptr(),
+                    );
+                    self.batches += 1;
+                    pg_sys::MemoryContextReset(self.per_batch);
+                    at += n;
+                }
+            }
+        }
+    }
+
     /// Hand the batch's live rows to the writer, which reads the columns in
     /// place.
     unsafe fn write(&mut self, columns: &mut [Column], rows: &[RowIdx]) {
@@ -125,8 +198,13 @@ impl VecNode for InsertState {
             } else {
                 shim::vx_insert_begin(estate, (*cscan).scan.scanrelid, data.sets_tag, ncols as i32)
             };
+            let sink = ingest::sink_scan(child_plan).map(|scan| {
+                let handle = pg_sys::ExecInitExpr(scan.handle, &mut (*node).ss.ps);
+                SinkInput { scan, handle }
+            });
             Box::new(InsertState {
                 src,
+                sink,
                 writer,
                 per_batch: rows_context((*estate).es_query_cxt, c"VecInsert batch"),
                 batches: 0,
@@ -135,13 +213,15 @@ impl VecNode for InsertState {
         }
     }
 
-    unsafe fn exec(&mut self, _node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
+    unsafe fn exec(&mut self, node: *mut pg_sys::CustomScanState) -> *mut pg_sys::TupleTableSlot {
         // SAFETY: VecNode::exec's contract; the child has begun and per_batch is this node's.
         unsafe {
             if self.done || self.writer.is_null() {
                 return ptr::null_mut();
             }
-            if self.src.batches() {
+            if self.sink.is_some() {
+                self.write_sink(node);
+            } else if self.src.batches() {
                 while let Some((mut columns, rows)) = self.src.next(self.per_batch) {
                     pg_sys::check_for_interrupts!();
                     self.batches += 1;
@@ -185,7 +265,11 @@ impl VecNode for InsertState {
         // this node's.
         unsafe {
             if (*es).verbose {
-                let input = if self.src.batches() { "batches" } else { "rows" };
+                let input = match (&self.sink, self.src.batches()) {
+                    (Some(_), _) => "Arrow batches",
+                    (None, true) => "batches",
+                    (None, false) => "rows",
+                };
                 crate::pgutil::explain_text(es, c"Input", input);
             }
             if (*es).analyze && !self.writer.is_null() {
@@ -196,7 +280,7 @@ impl VecNode for InsertState {
                 };
                 int(c"Rows Inserted", rows);
                 int(c"Insert Groups", groups);
-                if self.src.batches() {
+                if self.src.batches() || self.sink.is_some() {
                     int(c"Batches", self.batches);
                 }
             }

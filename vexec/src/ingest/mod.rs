@@ -22,7 +22,7 @@
 mod rows;
 mod sql;
 
-pub(crate) use rows::{param_column, param_datum, Column};
+pub(crate) use rows::{param_column, param_datum, Column, SinkReader};
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -239,4 +239,80 @@ fn has_triggers_or_rules(table: pg_sys::Oid) -> bool {
 /// The batches registered under `handle` (taken: a statement reads them once).
 pub(crate) fn take(handle: i64) -> Option<Batches> {
     PENDING.with(|p| p.borrow_mut().remove(&handle))
+}
+
+/// What VecInsert reads directly, in place of the rows of its child, when
+/// the child is the sink's Function Scan of `vexec.ingest_rows(handle)`
+/// and its every output column is one of the function's (no cast, no
+/// default, no filter): the batches, without their rows being collected in
+/// a tuplestore first.
+pub(crate) struct SinkScan {
+    /// The handle argument.
+    pub handle: *mut pg_sys::Expr,
+    /// The column definition list.
+    pub desc: pg_sys::TupleDesc,
+    /// Per output column, the function column (0-based) it is.
+    pub columns: Vec<usize>,
+}
+
+/// `plan` as a [`SinkScan`], if it is one.
+///
+/// # Safety
+/// `plan` is a live, finished plan tree node.
+pub(crate) unsafe fn sink_scan(plan: *mut pg_sys::Plan) -> Option<SinkScan> {
+    // SAFETY: plan is a live plan node (caller's contract); the lookups are the catalog's.
+    unsafe {
+        if (*plan).type_ != pg_sys::NodeTag::T_FunctionScan || !(*plan).qual.is_null() {
+            return None;
+        }
+        let scan = plan as *mut pg_sys::FunctionScan;
+        let functions: Vec<*mut pg_sys::RangeTblFunction> =
+            crate::pgutil::list_ptrs((*scan).functions).collect();
+        let [f] = functions[..] else { return None };
+        if (*scan).funcordinality || (*(*f).funcexpr).type_ != pg_sys::NodeTag::T_FuncExpr {
+            return None;
+        }
+        let call = (*f).funcexpr as *mut pg_sys::FuncExpr;
+        if (*call).funcid != ingest_rows_oid()? {
+            return None;
+        }
+        let handle = crate::pgutil::list_ptrs::<pg_sys::Expr>((*call).args).next()?;
+        let ncols = (*f).funccolcount as usize;
+        let scanrelid = (*scan).scan.scanrelid as i32;
+        let columns = crate::pgutil::list_ptrs::<pg_sys::TargetEntry>((*plan).targetlist)
+            .map(|te| {
+                let v = (*te).expr as *mut pg_sys::Var;
+                let plain = !v.is_null()
+                    && (*v).xpr.type_ == pg_sys::NodeTag::T_Var
+                    && (*v).varno == scanrelid
+                    && (*v).varlevelsup == 0
+                    && (1..=ncols as i16).contains(&(*v).varattno);
+                plain.then(|| (*v).varattno as usize - 1)
+            })
+            .collect::<Option<Vec<usize>>>()?;
+        let desc = pg_sys::BuildDescFromLists(
+            (*f).funccolnames,
+            (*f).funccoltypes,
+            (*f).funccoltypmods,
+            (*f).funccolcollations,
+        );
+        Some(SinkScan { handle, desc, columns })
+    }
+}
+
+/// The OID of `vexec.ingest_rows(bigint)`, if the extension has it.
+fn ingest_rows_oid() -> Option<pg_sys::Oid> {
+    // SAFETY: a catalog lookup by name (missing_ok); the name list is palloc'd.
+    let oid = unsafe {
+        let name = pg_sys::list_make2_impl(
+            pg_sys::NodeTag::T_List,
+            pg_sys::ListCell { ptr_value: pg_sys::makeString(pg_sys::pstrdup(c"vexec".as_ptr())).cast() },
+            pg_sys::ListCell {
+                ptr_value: pg_sys::makeString(pg_sys::pstrdup(c"ingest_rows".as_ptr())).cast(),
+            },
+        );
+        let args = [pg_sys::INT8OID];
+        pg_sys::LookupFuncName(name, 1, args.as_ptr(), true)
+    };
+    (oid != pg_sys::InvalidOid).then_some(oid)
 }

@@ -11,7 +11,7 @@ use arrow_array::types::{
     Time64NanosecondType, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
     TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
-use arrow_array::{Array, ArrayRef};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::{DataType, TimeUnit};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -366,22 +366,33 @@ pub extern "C" fn pg_finfo_vexec_ingest_rows() -> &'static pg_sys::Pg_finfo_reco
     &V1
 }
 
-/// `vexec.ingest_rows(handle bigint) RETURNS SETOF record`, materialized.
-#[no_mangle]
-#[pg_guard]
-pub unsafe extern "C-unwind" fn vexec_ingest_rows(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    // SAFETY: called by fmgr with this function's fcinfo; the tuplestore and descriptor are set up
-    // by InitMaterializedSRF, which checks the call context.
-    unsafe {
-        let arg = (*fcinfo).args.as_slice(1)[0];
-        if arg.isnull {
+/// The batches registered under a handle, read as the columns of a column
+/// definition list a batch at a time: what `vexec.ingest_rows` returns, and
+/// what VecInsert reads when its child is that function's scan
+/// (`exec/insert.rs`).
+pub(crate) struct SinkReader {
+    batches: super::Batches,
+    cols: Vec<Column>,
+    utf8: bool,
+    /// Per column, the Datums and NULL flags of the last batch filled.
+    pub(crate) values: Vec<Vec<pg_sys::Datum>>,
+    pub(crate) nulls: Vec<Vec<bool>>,
+}
+
+impl SinkReader {
+    /// The batches registered under `handle` (None: a NULL handle), read
+    /// as `desc`'s columns; raises `vexec.ingest_rows`' errors.
+    ///
+    /// # Safety
+    /// In a transaction; `desc` is a live tuple descriptor.
+    pub(crate) unsafe fn open(handle: Option<i64>, desc: pg_sys::TupleDesc) -> SinkReader {
+        let Some(handle) = handle else {
             ereport!(
                 ERROR,
                 PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
                 "vexec.ingest_rows: handle is NULL"
             );
-        }
-        let handle = arg.value.value() as i64;
+        };
         let Some(batches) = super::take(handle) else {
             ereport!(
                 ERROR,
@@ -390,46 +401,76 @@ pub unsafe extern "C-unwind" fn vexec_ingest_rows(fcinfo: pg_sys::FunctionCallIn
                 "vexec.ingest_rows reads the batches vexec's ingest registered for the statement running it"
             );
         };
-        pg_sys::InitMaterializedSRF(fcinfo, pg_sys::MAT_SRF_USE_EXPECTED_DESC as u32);
-        let rsinfo = (*fcinfo).resultinfo as *mut pg_sys::ReturnSetInfo;
-        let desc = (*rsinfo).setDesc;
-        let store = (*rsinfo).setResult;
         let sources: Vec<Source> = batches
             .schema
             .fields()
             .iter()
             .map(|f| ingest::source_of(f).unwrap_or_else(|e| raise(&e)))
             .collect();
-        let cols = columns(&sources, desc);
-        let per_batch = crate::exec::input::rows_context(pg_sys::CurrentMemoryContext, c"vexec ingest batch");
+        // SAFETY: this function's contract.
+        let (cols, utf8) = unsafe {
+            (columns(&sources, desc), pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32)
+        };
         let n = cols.len();
-        let utf8 = pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32;
-        let mut column_values: Vec<Vec<pg_sys::Datum>> = vec![Vec::new(); n];
-        let mut column_nulls: Vec<Vec<bool>> = vec![Vec::new(); n];
+        SinkReader { batches, cols, utf8, values: vec![Vec::new(); n], nulls: vec![Vec::new(); n] }
+    }
+
+    /// The next batch, checked against the stream's schema; None at the end.
+    pub(crate) fn next_batch(&mut self) -> Option<RecordBatch> {
+        pg_sys::check_for_interrupts!();
+        let batch = self.batches.batches.next()?.unwrap_or_else(|e| {
+            fail(PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION, format!("Arrow batch: {e}"))
+        });
+        if batch.schema().fields() != self.batches.schema.fields() {
+            ereport!(
+                ERROR,
+                PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
+                "an Arrow batch's schema differs from its stream's"
+            );
+        }
+        Some(batch)
+    }
+
+    /// `values` and `nulls` for the rows of `batch` (one of this stream's),
+    /// the Datums made in the current memory context.
+    ///
+    /// # Safety
+    /// In a transaction.
+    pub(crate) unsafe fn fill(&mut self, batch: &RecordBatch) {
+        for (c, col) in self.cols.iter().enumerate() {
+            // SAFETY: this function's contract; the column is of this stream.
+            unsafe { fill_column(col, batch.column(c), self.utf8, &mut self.values[c], &mut self.nulls[c]) };
+        }
+    }
+}
+
+/// `vexec.ingest_rows(handle bigint) RETURNS SETOF record`, materialized.
+#[no_mangle]
+#[pg_guard]
+pub unsafe extern "C-unwind" fn vexec_ingest_rows(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    // SAFETY: called by fmgr with this function's fcinfo; the tuplestore and descriptor are set up
+    // by InitMaterializedSRF, which checks the call context.
+    unsafe {
+        let arg = (*fcinfo).args.as_slice(1)[0];
+        let handle = (!arg.isnull).then(|| arg.value.value() as i64);
+        pg_sys::InitMaterializedSRF(fcinfo, pg_sys::MAT_SRF_USE_EXPECTED_DESC as u32);
+        let rsinfo = (*fcinfo).resultinfo as *mut pg_sys::ReturnSetInfo;
+        let desc = (*rsinfo).setDesc;
+        let store = (*rsinfo).setResult;
+        let mut reader = SinkReader::open(handle, desc);
+        let per_batch = crate::exec::input::rows_context(pg_sys::CurrentMemoryContext, c"vexec ingest batch");
+        let n = reader.cols.len();
         let mut values = vec![pg_sys::Datum::from(0usize); n];
         let mut nulls = vec![false; n];
-        for batch in batches.batches {
-            pg_sys::check_for_interrupts!();
-            let batch = batch.unwrap_or_else(|e| {
-                fail(PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION, format!("Arrow batch: {e}"))
-            });
-            if batch.schema().fields() != batches.schema.fields() {
-                ereport!(
-                    ERROR,
-                    PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
-                    "an Arrow batch's schema differs from its stream's"
-                );
-            }
+        while let Some(batch) = reader.next_batch() {
             let old = pg_sys::MemoryContextSwitchTo(per_batch);
             // Column by column (the type dispatch once per column), then
             // row by row into the tuplestore.
-            for (c, col) in cols.iter().enumerate() {
-                fill_column(col, batch.column(c), utf8, &mut column_values[c], &mut column_nulls[c]);
-            }
+            reader.fill(&batch);
             for row in 0..batch.num_rows() {
                 for c in 0..n {
-                    nulls[c] = column_nulls[c][row];
-                    values[c] = column_values[c][row];
+                    nulls[c] = reader.nulls[c][row];
+                    values[c] = reader.values[c][row];
                 }
                 pg_sys::tuplestore_putvalues(store, desc, values.as_mut_ptr(), nulls.as_mut_ptr());
             }
