@@ -41,6 +41,25 @@ class BaselineTest(unittest.TestCase):
         self.assertEqual(md.count("Slowest queries (auto-w0)"), 1, md)
         self.assertEqual(md.count("Slowest queries (autoarrow-w0)"), 1, md)
 
+    def test_planning_time_summed_over_queries_planned_everywhere(self):
+        ms = {"off-w0": 100.0, "auto-w0": 25.0}
+        plan = {("off-w0", "Q1"): 2.0, ("auto-w0", "Q1"): 2.2, ("off-w0", "Q2"): 1.0, ("auto-w0", "Q2"): 1.0,
+                ("off-w0", "Q3"): 9.0}  # Q3 was not planned in auto: left out of the sums
+        rs = rows(list(ms), lambda c, q: ms[c])
+        for (c, q), p in plan.items():
+            for session, extra in ((0, 0.5), (1, 0.0)):  # the best session counts
+                rs.append(dict(rs[0], config=c, query=q, run="-1", ms=str(p + extra), rows="", status="plan",
+                               session=str(session)))
+        md = report.markdown(rs)
+        self.assertIn("summed over the 2 queries planned in every configuration: off-w0 3.0 ms, "
+                      "auto-w0 3.2 ms (+6.7% vs off-w0).", md)
+        # Planning rows are not timings: Q3 has no timed cell, Q1's are the runs'.
+        q1 = next(line for line in md.splitlines() if line.startswith("| Q1 |"))
+        self.assertTrue(q1.startswith("| Q1 | 100 | 25.0 |"), q1)
+        self.assertNotIn("| Q3 |", md)
+        self.assertEqual(report.summarize(rs)["benchmarks"]["tpch (TPC-H SF 1)"]["planning_ms"],
+                         {"off-w0": 3.0, "auto-w0": 3.2})
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -33,6 +33,8 @@ def best_hot(rows: list[dict]) -> dict:
     out: dict = defaultdict(lambda: defaultdict(dict))
     for r in rows:
         key = (r["benchmark"], r["dataset"])
+        if r["status"] == "plan":
+            continue
         cell = out[key][r["query"]]
         cfg = r["config"]
         if r["status"] != "ok":
@@ -64,6 +66,24 @@ def peak_memory(rows: list[dict]) -> dict:
         cell = out[(r["benchmark"], r["dataset"])][r["query"]]
         cell[r["config"]] = max(cell.get(r["config"], 0), int(r["peak_kb"]))
     return out
+
+
+def planning(rows: list[dict]) -> dict:
+    """(benchmark, dataset) -> query -> config -> the best planning time (ms)
+    over the sessions (the runner's "plan" rows)."""
+    out: dict = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        if r["status"] == "plan":
+            cell = out[(r["benchmark"], r["dataset"])][r["query"]]
+            cell[r["config"]] = min(cell.get(r["config"], float(r["ms"])), float(r["ms"]))
+    return out
+
+
+def planning_sums(plans: dict, cfgs: list[str]) -> tuple[int, dict]:
+    """The number of queries planned in every configuration of `cfgs` and,
+    per configuration, the sum of their planning times."""
+    common = [q for q, cells in plans.items() if all(c in cells for c in cfgs)]
+    return len(common), {c: sum(plans[q][c] for q in common) for c in cfgs}
 
 
 def geomean(values: list[float]) -> float | None:
@@ -104,6 +124,8 @@ def summarize(rows: list[dict]) -> dict:
             "queries": len(queries),
             "geomean_ms": geo,
             "per_query_ms": {q: queries[q] for q in sorted(queries, key=query_sort_key)},
+            "planning_ms": planning_sums(planning(rows).get((bench, dataset), {}),
+                                         [c for c in cfgs if c != "duckdb"])[1],
         }
     return summary
 
@@ -150,6 +172,17 @@ def markdown(rows: list[dict], settings: dict | None = None, chart_files: dict |
             out.append(f"| {c} | {fmt_ms(geo[c])} | {ratio(geo.get(base_cfg), geo[c])} | "
                        f"{ratio(geo[c], geo.get('duckdb')) if 'duckdb' in geo else '-'} |")
         out.append("")
+        plan_cfgs = [c for c in cfgs if c != "duckdb"]
+        plans = planning(rows).get(b["key"], {})
+        n_planned, sums = planning_sums(plans, plan_cfgs)
+        if n_planned:
+            base_sum = sums.get(base_cfg)
+            out.append(f"Planning time (EXPLAIN, best of 3 after the timed runs, best over the sessions), summed "
+                       f"over the {n_planned} queries planned in every configuration: " +
+                       ", ".join(f"{c} {sums[c]:,.1f} ms" + (f" ({(sums[c] / base_sum - 1) * 100:+.1f}% vs {base_cfg})"
+                                                           if base_sum and c != base_cfg else "")
+                                 for c in plan_cfgs) + ".")
+            out.append("")
         speed_cfgs = [c for c in cfgs if c != base_cfg and not c.startswith("vanilla")]
         out.append("| query | " + " | ".join(cfgs) + " | " +
                    " | ".join(f"{c} speedup" for c in speed_cfgs) + " |")

@@ -12,6 +12,7 @@ block and those with it another, so the server restarts at most twice a query.
 
 import contextlib
 import csv
+import json
 import os
 import platform
 import threading
@@ -178,6 +179,25 @@ def resume_rows(path: str, sha: str, hot: int) -> tuple[list[dict], set[tuple[Pa
     return [r for r in rows if (pair_of(r), session_of(r)) in done], done
 
 
+# The run number of a query's planning time row (status "plan"): outside
+# the cold and hot runs, so resuming and the timing tables ignore it.
+PLAN_RUN = -1
+
+
+def planning_ms(pg, q: str, tries: int = 3) -> float | None:
+    """The best of `tries` planning times of `q`, as EXPLAIN (SUMMARY)
+    reports them without running it (after the timed runs: caches warm);
+    None for a text EXPLAIN cannot take (several statements)."""
+    best = None
+    for _ in range(tries):
+        res = pg.exec_(b"EXPLAIN (SUMMARY ON, FORMAT JSON) " + q.encode())
+        if res.status != pq.ExecStatus.TUPLES_OK:
+            return None
+        ms = float(json.loads(res.get_value(0, 0).decode())[0]["Planning Time"])
+        best = ms if best is None else min(best, ms)
+    return best
+
+
 class Runner:
     def __init__(self, cluster: Cluster, out_csv: str, sha: str, hot: int, timeout_s: float,
                  resume: bool = False, sessions: int = 1):
@@ -275,6 +295,9 @@ class Runner:
                 status = "timeout" if sqlstate == "57014" else "error"
                 self._record(bench, dataset, cfg, qname, run, ms, None, status, f"{sqlstate} {msg}")
                 return status
+            plan_ms = planning_ms(pg, q)
+            if plan_ms is not None:
+                self._record(bench, dataset, cfg, qname, PLAN_RUN, plan_ms, None, "plan")
             return f"{best:.1f} ms" if best is not None else "ok"
         finally:
             conn.close()
