@@ -47,44 +47,7 @@ impl fmt::Display for OrcaError {
 
 impl std::error::Error for OrcaError {}
 
-/// vexec's vector factors: the cost of an operator's own work on batches as
-/// a share of ORCA's row formula (1 = ORCA's cost), and `handoff`, the
-/// multiple of ORCA's per-tuple cost paid where rows cross between a batch
-/// operator and a row operator (1 = free).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct VecFactors {
-    pub scan: f64,
-    pub filter: f64,
-    pub agg: f64,
-    pub hash_join: f64,
-    pub sort: f64,
-    pub handoff: f64,
-}
-
-impl VecFactors {
-    /// Every factor 1: CCostModelVec prices plans exactly as ORCA's model.
-    pub const NEUTRAL: VecFactors =
-        VecFactors { scan: 1.0, filter: 1.0, agg: 1.0, hash_join: 1.0, sort: 1.0, handoff: 1.0 };
-
-    /// The default factors of vexec's PostgreSQL-side cost model.
-    pub const VEXEC: VecFactors = VecFactors::from_vexec(&cost::Factors::DEFAULT);
-
-    /// vexec's factors (`vexec_core::cost::Factors`, its settings) as
-    /// CCostModelVec takes them: a tuple into a batch, kernels against the
-    /// evaluator, hashing keys for aggregation and joins, sorting; the
-    /// hand-off to a row parent is `output` of a tuple's cost on top of the
-    /// row operator's own.
-    pub const fn from_vexec(f: &cost::Factors) -> VecFactors {
-        VecFactors {
-            scan: f.tuple,
-            filter: f.kernel,
-            agg: f.group_key,
-            hash_join: f.hash_key,
-            sort: f.sort,
-            handoff: 1.0 + f.output,
-        }
-    }
-}
+pub use cost::Factors;
 
 /// Which cost model prices the plans.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,7 +61,7 @@ pub enum CostModel {
     /// CCostModelVec with these factors; `kernel_oids` are the function
     /// OIDs vexec has kernels for ([`builtin_kernels`] for PostgreSQL's
     /// built-ins).
-    Vec { factors: VecFactors, kernel_oids: Vec<u32> },
+    Vec { factors: Factors, kernel_oids: Vec<u32> },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -255,22 +218,26 @@ pub fn optimize_minidump(path: &Path, options: &Options) -> Result<Optimized, Or
     std::fs::File::open(path).map_err(|e| OrcaError(format!("could not open {}: {e}", path.display())))?;
     let c_path = CString::new(path.as_os_str().as_encoded_bytes())
         .map_err(|_| OrcaError(format!("path contains a NUL byte: {}", path.display())))?;
-    let (kind, factors, oids): (sys::OrcaCostModelKind, VecFactors, &[u32]) = match &options.cost_model {
-        CostModel::Minidump => (sys::OrcaCostModelKind::ORCA_COST_MINIDUMP, VecFactors::NEUTRAL, &[]),
-        CostModel::Gpdb => (sys::OrcaCostModelKind::ORCA_COST_GPDB, VecFactors::NEUTRAL, &[]),
+    let (kind, factors, oids): (sys::OrcaCostModelKind, Factors, &[u32]) = match &options.cost_model {
+        CostModel::Minidump => (sys::OrcaCostModelKind::ORCA_COST_MINIDUMP, Factors::NEUTRAL, &[]),
+        CostModel::Gpdb => (sys::OrcaCostModelKind::ORCA_COST_GPDB, Factors::NEUTRAL, &[]),
         CostModel::Vec { factors, kernel_oids } => {
             (sys::OrcaCostModelKind::ORCA_COST_VEC, *factors, kernel_oids.as_slice())
         }
     };
     let opts = sys::OrcaOptions {
         cost_model: kind,
+        // vexec's factors by ORCA's operator kinds: table scans a tuple into
+        // a batch, filters and projections kernels, aggregation and hash
+        // joins their key hashing, sorts; the hand-off to a row operator
+        // costs `output` of a tuple on top of ORCA's per-tuple cost.
         vec: sys::OrcaVecFactors {
-            scan: factors.scan,
-            filter: factors.filter,
-            agg: factors.agg,
-            hash_join: factors.hash_join,
+            scan: factors.tuple,
+            filter: factors.kernel,
+            agg: factors.group_key,
+            hash_join: factors.hash_key,
             sort: factors.sort,
-            handoff: factors.handoff,
+            handoff: 1.0 + factors.output,
         },
         kernel_oids: oids.as_ptr(),
         n_kernel_oids: oids.len(),

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use orca_bridge::{corpus, optimize_minidump, CostModel, Mismatch, Options, SpaceCheck, VecFactors};
+use orca_bridge::{corpus, optimize_minidump, CostModel, Factors, Mismatch, Options, SpaceCheck};
 
 /// About 50 minidumps spread over ORCA's own test list.
 fn sample() -> Vec<PathBuf> {
@@ -13,7 +13,7 @@ fn sample() -> Vec<PathBuf> {
     corpus::sample(&all, 50)
 }
 
-fn vec_model(factors: VecFactors) -> CostModel {
+fn vec_model(factors: Factors) -> CostModel {
     CostModel::Vec { factors, kernel_oids: orca_bridge::builtin_kernels() }
 }
 
@@ -61,7 +61,7 @@ fn neutral_vector_model_is_orcas_model() {
     for file in sample() {
         let orca =
             optimize_minidump(&file, &Options { cost_model: CostModel::Gpdb, space_pruning: false }).unwrap();
-        let opts = Options { cost_model: vec_model(VecFactors::NEUTRAL), space_pruning: false };
+        let opts = Options { cost_model: vec_model(Factors::NEUTRAL), space_pruning: false };
         let vec = optimize_minidump(&file, &opts).unwrap();
         assert_eq!(orca.plan_dxl, vec.plan_dxl, "{}", file.display());
         assert_eq!(orca.plan_space_size, vec.plan_space_size, "{}", file.display());
@@ -76,7 +76,7 @@ fn vector_model_keeps_pruning_exact() {
     let mut changed = 0;
     for file in sample() {
         let run = |pruning| {
-            let opts = Options { cost_model: vec_model(VecFactors::VEXEC), space_pruning: pruning };
+            let opts = Options { cost_model: vec_model(Factors::DEFAULT), space_pruning: pruning };
             optimize_minidump(&file, &opts).unwrap()
         };
         let (exhaustive, pruned) = (run(false), run(true));

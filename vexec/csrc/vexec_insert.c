@@ -31,14 +31,12 @@
 #include "access/tableam.h"
 #include "catalog/pg_attribute.h"
 #include "catalog/pg_proc.h"
-#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/nodeModifyTable.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/pg_list.h"
-#include "parser/parse_func.h"
 #include "rewrite/rewriteHandler.h"
 #include "storage/bufmgr.h"
 #include "storage/freespace.h"
@@ -423,10 +421,10 @@ vx_insert_stats(VxInsert *ins, uint64 *rows, uint64 *groups)
 /*
  * Whether a query calls a volatile function other than nextval that could
  * read the table while VecInsert writes it: contain_volatile_functions_not_nextval
- * (clauses.c), walked the same way, except that vexec.ingest_rows(bigint)
- * is not counted. That function reads the Arrow batches vexec's ingest
- * registered in this backend, never a table; it is volatile because each
- * call takes its batches.
+ * (clauses.c), walked the same way, except that `ingest_rows` (the OID of
+ * vexec.ingest_rows(bigint), or InvalidOid) is not counted. That function
+ * reads the Arrow batches vexec's ingest registered in this backend, never
+ * a table; it is volatile because each call takes its batches.
  */
 static bool
 vx_volatile_checker(Oid func_id, void *context)
@@ -448,11 +446,7 @@ vx_volatile_walker(Node *node, void *context)
 }
 
 bool
-vx_insert_reads_volatile(Node *node)
+vx_insert_reads_volatile(Node *node, Oid ingest_rows)
 {
-	Oid			argtypes[1] = {INT8OID};
-	Oid			ingest_rows = LookupFuncName(list_make2(makeString("vexec"), makeString("ingest_rows")),
-											 1, argtypes, true);
-
 	return vx_volatile_walker(node, &ingest_rows);
 }

@@ -150,7 +150,7 @@ extern void vx_insert_rows(VxInsert *ins, int ncols, const VxColumn *cols, int n
 extern int	vx_insert_from_child(VxInsert *ins, PlanState *child, int max);
 extern void vx_insert_finish(VxInsert *ins);
 extern void vx_insert_stats(VxInsert *ins, uint64 *rows, uint64 *groups);
-extern bool vx_insert_reads_volatile(Node *node);
+extern bool vx_insert_reads_volatile(Node *node, Oid ingest_rows);
 
 extern void vx_sort_ranks(Oid sortop, Oid collation, const Datum *values, const bool *isnull,
 						  int n, uint32 *ranks);

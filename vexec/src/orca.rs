@@ -62,14 +62,14 @@ fn orca_optimize_minidump(
 
 #[cfg(feature = "orca")]
 fn optimize(path: &str, cost_model: &str, space_pruning: bool) -> PlanRow {
-    use orca_bridge::{CostModel, Options, SpaceCheck, VecFactors};
+    use orca_bridge::{CostModel, Options, SpaceCheck};
     let model = match cost_model {
         "minidump" => CostModel::Minidump,
         "gpdb" => CostModel::Gpdb,
-        "vector" => {
-            let factors = VecFactors::from_vexec(&crate::settings::cost_factors());
-            CostModel::Vec { factors, kernel_oids: orca_bridge::builtin_kernels() }
-        }
+        "vector" => CostModel::Vec {
+            factors: crate::settings::cost_factors(),
+            kernel_oids: orca_bridge::builtin_kernels(),
+        },
         other => error(
             PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             format!("unknown cost model \"{other}\" (minidump, gpdb or vector)"),

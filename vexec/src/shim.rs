@@ -223,7 +223,7 @@ unsafe extern "C-unwind" {
     pub fn vx_insert_from_child(ins: *mut VxInsert, child: *mut pg_sys::PlanState, max: c_int) -> c_int;
     pub fn vx_insert_finish(ins: *mut VxInsert);
     pub fn vx_insert_stats(ins: *mut VxInsert, rows: *mut u64, groups: *mut u64);
-    pub fn vx_insert_reads_volatile(node: *mut pg_sys::Node) -> bool;
+    pub fn vx_insert_reads_volatile(node: *mut pg_sys::Node, ingest_rows: pg_sys::Oid) -> bool;
 
     pub fn vx_sort_ranks(
         sortop: pg_sys::Oid,

@@ -36,6 +36,12 @@ impl Factors {
     /// plan meaningfully slower than the row plan it replaces.
     pub const DEFAULT: Factors =
         Factors { tuple: 0.3, kernel: 0.25, output: 0.2, group_key: 0.5, hash_key: 0.5, sort: 0.5 };
+
+    /// Vector work at the price of row work and free hand-offs: vector
+    /// paths cost what the row paths they replace cost (ORCA's
+    /// CCostModelVec then prices plans exactly as ORCA's own model).
+    pub const NEUTRAL: Factors =
+        Factors { tuple: 1.0, kernel: 1.0, output: 0.0, group_key: 1.0, hash_key: 1.0, sort: 1.0 };
 }
 
 /// The heap pages one scan of an index visits for `selectivity` of a table

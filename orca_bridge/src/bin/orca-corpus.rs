@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use orca_bridge::plan::{compare, PlanChange};
-use orca_bridge::{corpus, optimize_minidump, CostModel, Options, SpaceCheck, VecFactors};
+use orca_bridge::{corpus, optimize_minidump, CostModel, Factors, Options, SpaceCheck};
 
 struct Args {
     all: bool,
@@ -168,12 +168,12 @@ fn child(file: &std::path::Path) -> ExitCode {
     if let Some(base) = &gpdb {
         let neutral = optimize_minidump(
             file,
-            &Options { cost_model: vec_model(VecFactors::NEUTRAL), space_pruning: false },
+            &Options { cost_model: vec_model(Factors::NEUTRAL), space_pruning: false },
         );
         row.neutral_same = Some(neutral.is_ok_and(|n| n.plan_dxl == base.plan_dxl));
         let vector = optimize_minidump(
             file,
-            &Options { cost_model: vec_model(VecFactors::VEXEC), space_pruning: false },
+            &Options { cost_model: vec_model(Factors::DEFAULT), space_pruning: false },
         );
         if let (Ok(v), Ok(a)) = (vector, base.plan()) {
             if let Ok(b) = v.plan() {
@@ -244,7 +244,7 @@ fn main() -> ExitCode {
         let run = |pruning| {
             optimize_minidump(
                 file,
-                &Options { cost_model: vec_model(VecFactors::VEXEC), space_pruning: pruning },
+                &Options { cost_model: vec_model(Factors::DEFAULT), space_pruning: pruning },
             )
             .and_then(|o| o.plan())
             .map(|p| p.total_cost)
@@ -351,7 +351,7 @@ fn report(
     let _ = writeln!(
         md,
         "vexec's factors ({:?}): of {} plans, {} change: join order {}, join method {}, aggregation stages {}.\n",
-        VecFactors::VEXEC,
+        Factors::DEFAULT,
         count(&|r| r.change.is_some()),
         changes.len(),
         count(&|r| r.change.is_some_and(|c| c.join_order)),

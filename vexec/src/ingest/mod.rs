@@ -301,7 +301,7 @@ pub(crate) unsafe fn sink_scan(plan: *mut pg_sys::Plan) -> Option<SinkScan> {
 }
 
 /// The OID of `vexec.ingest_rows(bigint)`, if the extension has it.
-fn ingest_rows_oid() -> Option<pg_sys::Oid> {
+pub(crate) fn ingest_rows_oid() -> Option<pg_sys::Oid> {
     // SAFETY: a catalog lookup by name (missing_ok); the name list is palloc'd.
     let oid = unsafe {
         let name = pg_sys::list_make2_impl(

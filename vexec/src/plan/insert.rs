@@ -69,7 +69,13 @@ fn alternative(target: &str, verdict: Verdict, row: Option<f64>, vector: Option<
 unsafe fn volatile(node: *mut pg_sys::Node) -> bool {
     // SAFETY: node is a live query or expression tree (caller's contract); the walker is
     // PostgreSQL's contain_volatile_functions_not_nextval with one more exception.
-    unsafe { !node.is_null() && crate::shim::vx_insert_reads_volatile(node) }
+    unsafe {
+        !node.is_null()
+            && crate::shim::vx_insert_reads_volatile(
+                node,
+                crate::ingest::ingest_rows_oid().unwrap_or(pg_sys::InvalidOid),
+            )
+    }
 }
 
 /// Why VecInsert cannot write the rows of `mtp`, if it cannot.
