@@ -59,6 +59,36 @@ FROM explain_lines('EXECUTE p(995)') l;
 RESET vexec.mode;
 EXPLAIN (VEXEC, COSTS OFF) EXECUTE p(995);
 DEALLOCATE p;
+-- Alternatives are recorded only while an EXPLAIN with VEXEC on plans the
+-- statement. A generic plan EXECUTE made has the summary only (on
+-- PostgreSQL 18, no report at all); a custom plan that EXPLAIN (VEXEC)
+-- EXECUTE makes itself lists them; an EXPLAIN (VEXEC) that fails in
+-- planning leaves the next plans unrecorded.
+SET vexec.mode = force;
+PREPARE q(int) AS SELECT * FROM vt WHERE a > $1;
+EXECUTE q(999);
+SELECT CASE WHEN current_setting('server_version_num')::int >= 190000
+            THEN bool_or(l = 'Vexec: mode force, format postgres')
+                 AND bool_or(l = '  alternatives not recorded: the plan was made outside EXPLAIN (VEXEC)')
+            ELSE bool_or(l = 'Vexec: no vector alternatives were considered') END AS summary_only,
+       bool_or(l LIKE '  VecScan on vt%') AS alternatives_listed
+FROM explain_lines('EXECUTE q(999)') l;
+EXPLAIN (VEXEC false, COSTS OFF) EXECUTE q(999);
+SET plan_cache_mode = force_custom_plan;
+-- (PostgreSQL 18 keeps reports by plan address, and the plan cache hands
+-- EXPLAIN EXECUTE a copy: no report there.)
+SELECT bool_or(l = '  VecScan on vt: chosen')
+       = (current_setting('server_version_num')::int >= 190000) AS as_expected
+FROM explain_lines('EXECUTE q(999)') l;
+EXPLAIN (VEXEC, COSTS OFF) SELECT 1 / 0 FROM vt;
+SET plan_cache_mode = force_generic_plan;
+PREPARE r(int) AS SELECT * FROM vt WHERE a > $1;
+EXECUTE r(999);
+SELECT bool_or(l LIKE '  VecScan on vt%') AS alternatives_listed
+FROM explain_lines('EXECUTE r(999)') l;
+DEALLOCATE q;
+DEALLOCATE r;
+RESET vexec.mode;
 RESET plan_cache_mode;
 DROP FUNCTION explain_lines(text);
 DROP TABLE vt;

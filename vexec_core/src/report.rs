@@ -74,15 +74,34 @@ pub struct Report {
     pub mode: String,
     /// `vexec.batch_format` at planning time.
     pub batch_format: String,
+    /// Whether the alternatives were recorded: only when the statement is
+    /// planned for EXPLAIN (VEXEC) or in explain mode (recording every join
+    /// pair's alternative costs planning time every query would pay). A plan
+    /// made before, and printed later (EXPLAIN EXECUTE of a cached plan),
+    /// has the summary only.
+    pub recorded: bool,
     pub alternatives: Vec<Alternative>,
 }
 
 /// The sentence EXPLAIN (VEXEC) prints when there is nothing to report.
 pub const NOTHING_CONSIDERED: &str = "no vector alternatives were considered";
 
+/// The sentence EXPLAIN (VEXEC) prints for a plan made without recording.
+pub const NOT_RECORDED: &str = "alternatives not recorded: the plan was made outside EXPLAIN (VEXEC)";
+
 impl Report {
     pub fn new(mode: &str, batch_format: &str) -> Self {
-        Report { mode: mode.into(), batch_format: batch_format.into(), alternatives: Vec::new() }
+        Report {
+            mode: mode.into(),
+            batch_format: batch_format.into(),
+            recorded: true,
+            alternatives: Vec::new(),
+        }
+    }
+
+    /// A report that records no alternatives (see [`Report::recorded`]).
+    pub fn unrecorded(mode: &str, batch_format: &str) -> Self {
+        Report { recorded: false, ..Report::new(mode, batch_format) }
     }
 
     /// The one-line summary after `Vexec:`.
@@ -94,7 +113,9 @@ impl Report {
     /// EXPLAIN's text format prints it below the `Vexec:` line.
     pub fn text_lines(&self, show_costs: bool) -> Vec<(usize, String)> {
         let mut out = Vec::new();
-        if self.alternatives.is_empty() {
+        if !self.recorded {
+            out.push((0, NOT_RECORDED.to_string()));
+        } else if self.alternatives.is_empty() {
             out.push((0, NOTHING_CONSIDERED.to_string()));
         }
         for alt in &self.alternatives {
@@ -115,9 +136,10 @@ impl Report {
     /// sequence of fields, each `<byte length>:<bytes>`, so any text survives.
     pub fn encode(&self) -> String {
         let mut out = String::new();
-        push_field(&mut out, "vexec-report-1");
+        push_field(&mut out, "vexec-report-2");
         push_field(&mut out, &self.mode);
         push_field(&mut out, &self.batch_format);
+        push_field(&mut out, if self.recorded { "1" } else { "0" });
         push_field(&mut out, &self.alternatives.len().to_string());
         for alt in &self.alternatives {
             push_field(&mut out, &alt.node);
@@ -142,10 +164,15 @@ impl Report {
     /// The inverse of [`Report::encode`].
     pub fn decode(s: &str) -> Result<Report, DecodeError> {
         let mut r = FieldReader { rest: s };
-        if r.field()? != "vexec-report-1" {
+        if r.field()? != "vexec-report-2" {
             return Err(DecodeError("unknown report version"));
         }
         let mut report = Report::new(r.field()?, r.field()?);
+        report.recorded = match r.field()? {
+            "1" => true,
+            "0" => false,
+            _ => return Err(DecodeError("bad recorded flag")),
+        };
         let n = r.count()?;
         for _ in 0..n {
             let node = r.field()?.to_string();
@@ -277,7 +304,7 @@ mod tests {
         assert!(Report::decode(&format!("{enc}1:x")).is_err());
         assert_eq!(Report::decode("3:abc").unwrap_err(), DecodeError("unknown report version"));
         // A length that cuts a multi-byte character is refused, not a panic.
-        assert!(Report::decode("14:vexec-report-12:ü").is_err());
+        assert!(Report::decode("14:vexec-report-22:ü").is_err());
     }
 
     #[test]
@@ -302,6 +329,16 @@ mod tests {
         let r = Report::new("auto", "postgres");
         assert_eq!(r.summary(), "mode auto, format postgres");
         assert_eq!(r.text_lines(true), vec![(0, NOTHING_CONSIDERED.to_string())]);
+    }
+
+    #[test]
+    fn unrecorded_report_says_so_and_round_trips() {
+        let r = Report::unrecorded("auto", "postgres");
+        assert_eq!(r.summary(), "mode auto, format postgres");
+        assert_eq!(r.text_lines(true), vec![(0, NOT_RECORDED.to_string())]);
+        let back = Report::decode(&r.encode()).unwrap();
+        assert_eq!(back, r);
+        assert!(!back.recorded);
     }
 
     #[test]

@@ -3,8 +3,15 @@
 //! report of the statement (see `report.rs`): every vector alternative that
 //! was considered, and whether it was chosen, not chosen or not possible, and
 //! why. Text, JSON, YAML and XML come from PostgreSQL's own property writers.
+//!
+//! The planner records alternatives only while an EXPLAIN with VEXEC on is
+//! running (`vexec_requested`): the option's handler notes it, and a
+//! ProcessUtility hook puts the previous value back when the EXPLAIN
+//! statement ends, also by ERROR.
 
+use std::cell::Cell;
 use std::ffi::{c_char, CStr, CString};
+use std::panic::AssertUnwindSafe;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -21,6 +28,18 @@ unsafe extern "C-unwind" {
 
 static mut EXTENSION_ID: i32 = -1;
 static mut PREV_PER_PLAN_HOOK: pg_sys::explain_per_plan_hook_type = None;
+static mut PREV_PROCESS_UTILITY: pg_sys::ProcessUtility_hook_type = None;
+
+thread_local! {
+    /// Whether the EXPLAIN statement running now has VEXEC on.
+    static REQUESTED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether statements are being planned for an EXPLAIN (VEXEC) (its own
+/// statement, an EXPLAIN EXECUTE's fresh plan, and what they plan inside).
+pub fn vexec_requested() -> bool {
+    REQUESTED.with(Cell::get)
+}
 
 pub fn register() {
     // SAFETY: runs once, in _PG_init on the backend's main thread; previous hooks are kept and
@@ -37,7 +56,48 @@ pub fn register() {
         pg_sys::RegisterExtensionExplainOption(c"vexec".as_ptr(), Some(vexec_option_handler));
         PREV_PER_PLAN_HOOK = pg_sys::explain_per_plan_hook;
         pg_sys::explain_per_plan_hook = Some(vexec_per_plan);
+        PREV_PROCESS_UTILITY = pg_sys::ProcessUtility_hook;
+        pg_sys::ProcessUtility_hook = Some(vexec_process_utility);
     }
+}
+
+/// Runs utility statements; around an EXPLAIN, keeps `REQUESTED` to that
+/// statement (the option handler sets it while EXPLAIN parses its options).
+#[pg_guard]
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C-unwind" fn vexec_process_utility(
+    pstmt: *mut pg_sys::PlannedStmt,
+    query_string: *const c_char,
+    read_only_tree: bool,
+    context: pg_sys::ProcessUtilityContext::Type,
+    params: pg_sys::ParamListInfo,
+    query_env: *mut pg_sys::QueryEnvironment,
+    dest: *mut pg_sys::DestReceiver,
+    qc: *mut pg_sys::QueryCompletion,
+) {
+    // SAFETY: the hook's arguments, passed on unchanged to the previous hook or standard_ProcessUtility.
+    let run = || unsafe {
+        match PREV_PROCESS_UTILITY {
+            Some(prev) => prev(pstmt, query_string, read_only_tree, context, params, query_env, dest, qc),
+            None => pg_sys::standard_ProcessUtility(
+                pstmt,
+                query_string,
+                read_only_tree,
+                context,
+                params,
+                query_env,
+                dest,
+                qc,
+            ),
+        }
+    };
+    // SAFETY: pstmt is the utility statement being run.
+    let explain = unsafe { (*(*pstmt).utilityStmt).type_ == pg_sys::NodeTag::T_ExplainStmt };
+    if !explain {
+        return run();
+    }
+    let saved = REQUESTED.with(|r| r.replace(false));
+    PgTryBuilder::new(AssertUnwindSafe(run)).finally(|| REQUESTED.with(|r| r.set(saved))).execute()
 }
 
 /// Our state in an ExplainState: present (non-NULL) when VEXEC is on.
@@ -62,6 +122,7 @@ unsafe extern "C-unwind" fn vexec_option_handler(
             pg_sys::SetExplainExtensionState(es, EXTENSION_ID, state.cast());
         }
         (*state).enabled = enabled;
+        REQUESTED.with(|r| r.set(enabled));
     }
 }
 
@@ -110,6 +171,7 @@ unsafe fn print_report(report: Option<&Report>, es: *mut pg_sys::ExplainState) {
         if let Some(r) = report {
             property_text(c"Mode", &r.mode, es);
             property_text(c"Batch Format", &r.batch_format, es);
+            pg_sys::ExplainPropertyBool(c"Alternatives Recorded".as_ptr(), r.recorded, es);
         }
         pg_sys::ExplainOpenGroup(c"Alternatives".as_ptr(), c"Alternatives".as_ptr(), false, es);
         for alt in report.map(|r| r.alternatives.as_slice()).unwrap_or_default() {

@@ -177,7 +177,7 @@ unsafe fn consider(root: *mut pg_sys::PlannerInfo, output_rel: *mut pg_sys::RelO
             "INSERT".into()
         };
         if let Some(why) = refusal(root, first) {
-            report::record(alternative(&target, Verdict::NotPossible(why), None, None));
+            report::record(move || alternative(&target, Verdict::NotPossible(why), None, None));
             return;
         }
         let mut built = Vec::new();
@@ -206,7 +206,7 @@ unsafe fn consider(root: *mut pg_sys::PlannerInfo, output_rel: *mut pg_sys::RelO
             Mode::Explain => {
                 for (_, _, mut alt, _) in built {
                     alt.verdict = Verdict::NotChosen("explain mode".into());
-                    report::record(alt);
+                    report::record(move || alt);
                 }
             }
             Mode::Auto | Mode::Force => {
@@ -217,7 +217,7 @@ unsafe fn consider(root: *mut pg_sys::PlannerInfo, output_rel: *mut pg_sys::RelO
                 }
                 for (_, ours, alt, id) in built {
                     pg_sys::add_path(output_rel, ours.cast());
-                    report::record_candidate(alt, id, "another path was cheaper");
+                    report::record_candidate(id, "another path was cheaper", move || alt);
                 }
             }
         }

@@ -19,6 +19,7 @@
 //! PostgreSQL's hash joins as disabled (nested loops and merge joins still
 //! compete, as index scans do with VecScan).
 
+use std::borrow::Cow;
 use std::ffi::CStr;
 
 use crate::pgutil::{list_ptrs, SyncPtr};
@@ -28,7 +29,7 @@ use vexec_core::agg::KeyKind;
 use vexec_core::report::{Alternative, Verdict};
 
 use super::cost;
-use super::report;
+use super::report::{self, Memo};
 use super::{enabled, scan, vector_node};
 use crate::catalog::{key_kind, type_name};
 use crate::settings::{self, Mode};
@@ -148,38 +149,16 @@ unsafe fn hash_keys(
                 refused.get_or_insert("a hash join key is an expression".into());
                 continue;
             };
-            let (to, ti) = (pg_sys::exprType(o), pg_sys::exprType(i));
-            let ints = [pg_sys::INT2OID, pg_sys::INT4OID, pg_sys::INT8OID];
-            let kind = if ints.contains(&to) && ints.contains(&ti) {
-                // Integer equality across widths is equality of the values.
-                if !pg_sys::op_in_opfamily((*op).opno, pg_sys::Oid::from(pg_sys::INTEGER_BTREE_FAM_OID)) {
-                    refused.get_or_insert("a hash join operator other than integer equality".into());
+            // (Asked again for every pair of inputs: memoized per clause and side.)
+            let kind = match report::memo((rinfo as usize, MEMO_KEY_KIND + outer_is_left as u8), || {
+                Memo::KeyKind(hash_key_kind(op, o, i))
+            }) {
+                Memo::KeyKind(Ok(k)) => k,
+                Memo::KeyKind(Err(why)) => {
+                    refused.get_or_insert(why);
                     continue;
                 }
-                KeyKind::Int
-            } else if to == ti {
-                let eq = (*pg_sys::lookup_type_cache(to, pg_sys::TYPECACHE_EQ_OPR as i32)).eq_opr;
-                if eq != (*op).opno {
-                    refused.get_or_insert(format!(
-                        "a hash join operator other than {}'s equality",
-                        type_name(to)
-                    ));
-                    continue;
-                }
-                match key_kind(to, (*op).inputcollid) {
-                    Ok(k) => k,
-                    Err(why) => {
-                        refused.get_or_insert(why.replace("group key", "hash join key"));
-                        continue;
-                    }
-                }
-            } else {
-                refused.get_or_insert(format!(
-                    "hash join keys of types {} and {}",
-                    type_name(to),
-                    type_name(ti)
-                ));
-                continue;
+                Memo::Refusal(_) => unreachable!("a key kind memo"),
             };
             keys.push(HashKey { rinfo, outer: ov, inner: iv, kind });
         }
@@ -189,6 +168,43 @@ unsafe fn hash_keys(
         }
     }
 }
+
+/// How a hash join clause's key is compared, or why it cannot be a key of
+/// a VecHashJoin: `o` and `i` are its outer and inner arguments.
+unsafe fn hash_key_kind(
+    op: *mut pg_sys::OpExpr,
+    o: *mut pg_sys::Node,
+    i: *mut pg_sys::Node,
+) -> Result<KeyKind, String> {
+    // SAFETY: op and its arguments are a live join clause (caller's contract); catalog lookups
+    // may ERROR on the main thread.
+    unsafe {
+        let (to, ti) = (pg_sys::exprType(o), pg_sys::exprType(i));
+        let ints = [pg_sys::INT2OID, pg_sys::INT4OID, pg_sys::INT8OID];
+        if ints.contains(&to) && ints.contains(&ti) {
+            // Integer equality across widths is equality of the values.
+            if !pg_sys::op_in_opfamily((*op).opno, pg_sys::Oid::from(pg_sys::INTEGER_BTREE_FAM_OID)) {
+                return Err("a hash join operator other than integer equality".into());
+            }
+            Ok(KeyKind::Int)
+        } else if to == ti {
+            let eq = (*pg_sys::lookup_type_cache(to, pg_sys::TYPECACHE_EQ_OPR as i32)).eq_opr;
+            if eq != (*op).opno {
+                return Err(format!("a hash join operator other than {}'s equality", type_name(to)));
+            }
+            key_kind(to, (*op).inputcollid).map_err(|why| why.replace("group key", "hash join key"))
+        } else {
+            Err(format!("hash join keys of types {} and {}", type_name(to), type_name(ti)))
+        }
+    }
+}
+
+/// What `report::memo` keeps for a join (planner objects that live as long
+/// as the planning): a join relation's refusal, an input relation's, a
+/// clause's key kind (plus 1 when its left argument is the outer side).
+const MEMO_JOINREL: u8 = 0;
+const MEMO_INPUT: u8 = 1;
+const MEMO_KEY_KIND: u8 = 2;
 
 /// The path an input is read through: its VecScan when it is a base
 /// relation that has one, else its cheapest path.
@@ -255,9 +271,12 @@ unsafe fn has_placeholders(node: *mut pg_sys::Node) -> bool {
 }
 
 /// Why the join cannot be a VecHashJoin beyond its keys, if it cannot.
+#[allow(clippy::too_many_arguments)]
 unsafe fn refusal(
     root: *mut pg_sys::PlannerInfo,
     joinrel: *mut pg_sys::RelOptInfo,
+    outerrel: *mut pg_sys::RelOptInfo,
+    innerrel: *mut pg_sys::RelOptInfo,
     outer: *mut pg_sys::Path,
     inner: *mut pg_sys::Path,
     restrictlist: *mut pg_sys::List,
@@ -283,14 +302,44 @@ unsafe fn refusal(
         if !(*root).rowMarks.is_null() {
             return Some("FOR UPDATE/SHARE".into());
         }
-        if has_placeholders((*(*joinrel).reltarget).exprs.cast())
-            || list_ptrs::<pg_sys::RestrictInfo>(restrictlist).any(|r| has_placeholders((*r).clause.cast()))
+        // PlaceHolderVars exist only in a query that made some.
+        if (*(*root).glob).lastPHId > 0
+            && (has_placeholders((*(*joinrel).reltarget).exprs.cast())
+                || list_ptrs::<pg_sys::RestrictInfo>(restrictlist)
+                    .any(|r| has_placeholders((*r).clause.cast())))
         {
             return Some("placeholder expressions in the join".into());
         }
-        // The scan tuple holds one copy of each column, matched to the
-        // output by set_references with its nullingrels: a column output
-        // both nulled and not (MERGE's source rows) cannot be.
+        // (Asked again for every pair of inputs and join type: memoized per join relation.)
+        match report::memo((joinrel as usize, MEMO_JOINREL), || {
+            Memo::Refusal(output_nulled_both_ways(joinrel))
+        }) {
+            Memo::Refusal(Some(why)) => return Some(why),
+            Memo::Refusal(None) => {}
+            Memo::KeyKind(_) => unreachable!("a refusal memo"),
+        }
+        // An input read with its relation's own target list (nearly always)
+        // is memoized per relation too.
+        let input = |rel: *mut pg_sys::RelOptInfo, path: *mut pg_sys::Path| {
+            if !std::ptr::eq((*path).pathtarget, (*rel).reltarget) {
+                return cstring_column((*path).pathtarget);
+            }
+            match report::memo((rel as usize, MEMO_INPUT), || Memo::Refusal(cstring_column((*rel).reltarget)))
+            {
+                Memo::Refusal(why) => why,
+                Memo::KeyKind(_) => unreachable!("a refusal memo"),
+            }
+        };
+        input(outerrel, outer).or_else(|| input(innerrel, inner))
+    }
+}
+
+/// Whether a column is output both nulled and not by outer joins: the scan
+/// tuple holds one copy of each column, matched to the output by
+/// set_references with its nullingrels (MERGE's source rows).
+unsafe fn output_nulled_both_ways(joinrel: *mut pg_sys::RelOptInfo) -> Option<String> {
+    // SAFETY: joinrel is a live RelOptInfo of the planner (caller's contract).
+    unsafe {
         let flags = (pg_sys::PVC_RECURSE_AGGREGATES
             | pg_sys::PVC_RECURSE_WINDOWFUNCS
             | pg_sys::PVC_RECURSE_PLACEHOLDERS) as i32;
@@ -306,14 +355,21 @@ unsafe fn refusal(
                 return Some("a column is output both nulled and not by outer joins".into());
             }
         }
-        // Spilled rows are written as values: by value, fixed-length or
-        // varlenas (not cstrings).
-        for p in [outer, inner] {
-            for e in list_ptrs::<pg_sys::Node>((*(*p).pathtarget).exprs) {
-                let t = pg_sys::exprType(e);
-                if !pg_sys::get_typbyval(t) && pg_sys::get_typlen(t) < -1 {
-                    return Some(format!("an input column of type {} (a C string)", type_name(t)));
-                }
+        None
+    }
+}
+
+/// An input column of a type spilled rows cannot hold: they are written as
+/// values, by value, fixed-length or varlenas (not C strings).
+unsafe fn cstring_column(target: *mut pg_sys::PathTarget) -> Option<String> {
+    // SAFETY: target is a live PathTarget of the planner (caller's contract); catalog lookups may
+    // ERROR on the main thread.
+    unsafe {
+        for e in list_ptrs::<pg_sys::Node>((*target).exprs) {
+            let t = pg_sys::exprType(e);
+            // (The type cache: no catalog cache lookup per column and pair.)
+            if (*pg_sys::lookup_type_cache(t, 0)).typlen < -1 {
+                return Some(format!("an input column of type {} (a C string)", type_name(t)));
             }
         }
         None
@@ -388,45 +444,42 @@ unsafe fn consider(
             _ => return,
         }
         let restrictlist = (*extra).restrictlist;
-        let what = format!(
-            "{} join of {} and {}",
-            jointype_name(jointype).to_lowercase(),
-            rel_names(root, (*outerrel).relids),
-            rel_names(root, (*innerrel).relids)
-        );
+        // (Described only if the report records alternatives.)
+        let what = || {
+            format!(
+                "{} join of {} and {}",
+                jointype_name(jointype).to_lowercase(),
+                rel_names(root, (*outerrel).relids),
+                rel_names(root, (*innerrel).relids)
+            )
+        };
         let keys = match hash_keys(joinrel, outerrel, innerrel, jointype, restrictlist) {
             Ok(k) if k.is_empty() => return, // nothing PostgreSQL could hash either
             Ok(k) => k,
             Err(why) => {
-                report::record(alternative(what, Verdict::NotPossible(why), None, None, vec![]));
+                report::record(|| alternative(what(), Verdict::NotPossible(why), None, None, vec![]));
                 return;
             }
         };
         let (Some(outer), Some(inner)) = (input_path(outerrel), input_path(innerrel)) else {
-            report::record(alternative(
-                what,
-                Verdict::NotPossible("an input has only parameterized paths".into()),
-                None,
-                None,
-                vec![],
-            ));
+            report::record(|| {
+                let why = "an input has only parameterized paths".into();
+                alternative(what(), Verdict::NotPossible(why), None, None, vec![])
+            });
             return;
         };
         // As for scans: outside force mode, small joins stay PostgreSQL's
         // (setting up batches and a table costs more than it saves).
         let min_rows = settings::MIN_ROWS.get() as f64;
         if mode != Mode::Force && (*outer).rows + (*inner).rows < min_rows {
-            report::record(alternative(
-                what,
-                Verdict::NotPossible(format!("fewer than vexec.min_rows ({min_rows:.0}) input rows")),
-                None,
-                None,
-                vec![],
-            ));
+            report::record(|| {
+                let why = format!("fewer than vexec.min_rows ({min_rows:.0}) input rows");
+                alternative(what(), Verdict::NotPossible(why), None, None, vec![])
+            });
             return;
         }
-        if let Some(why) = refusal(root, joinrel, outer, inner, restrictlist) {
-            report::record(alternative(what, Verdict::NotPossible(why), None, None, vec![]));
+        if let Some(why) = refusal(root, joinrel, outerrel, innerrel, outer, inner, restrictlist) {
+            report::record(|| alternative(what(), Verdict::NotPossible(why), None, None, vec![]));
             return;
         }
 
@@ -464,9 +517,10 @@ unsafe fn consider(
         // Auto mode on estimates PostgreSQL cannot trust: keep its shape.
         let untrusted =
             if mode == Mode::Auto { untrusted_estimates(root, joinrel, outer, inner) } else { None };
-        let mut lost = String::from("another path was cheaper");
+        let mut lost: Cow<'static, str> = "another path was cheaper".into();
         let mut shape_note = None;
         let mut total = total;
+        // (The key clauses' list is also the path's; nothing changes it.)
         let mut hashclauses: *mut pg_sys::List = std::ptr::null_mut();
         for k in &keys {
             hashclauses = pg_sys::lappend(hashclauses, k.rinfo.cast());
@@ -476,7 +530,7 @@ unsafe fn consider(
             if let Some((cost, note, lost_why)) = keep_shape(why, total, row) {
                 total = cost;
                 shape_note = Some(note);
-                lost = lost_why;
+                lost = lost_why.into();
             }
         }
 
@@ -484,15 +538,14 @@ unsafe fn consider(
         let mut private: *mut pg_sys::List = std::ptr::null_mut();
         private = pg_sys::lappend(private, pg_sys::makeInteger(id as i32).cast());
         private = pg_sys::lappend(private, pg_sys::makeInteger(jointype as i32).cast());
-        let (mut okeys, mut ikeys, mut kinds, mut rinfos) =
-            (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+        let (mut okeys, mut ikeys, mut kinds) =
+            (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
         for k in &keys {
             okeys = pg_sys::lappend(okeys, k.outer.cast());
             ikeys = pg_sys::lappend(ikeys, k.inner.cast());
             kinds = pg_sys::lappend(kinds, pg_sys::makeInteger(k.kind.code()).cast());
-            rinfos = pg_sys::lappend(rinfos, k.rinfo.cast());
         }
-        for l in [okeys, ikeys, kinds, rinfos, restrictlist] {
+        for l in [okeys, ikeys, kinds, hashclauses, restrictlist] {
             private = pg_sys::lappend(private, l.cast());
         }
         let cp = pg_sys::palloc0(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
@@ -527,20 +580,17 @@ unsafe fn consider(
         (*cp).flags = pg_sys::CUSTOMPATH_SUPPORT_PROJECTION;
 
         let vector_inputs = outer_vector as usize + inner_vector as usize;
-        let mut details = vec![format!(
-            "hash keys: {}; rows: outer {orows:.0}, inner {irows:.0}; vector inputs: {vector_inputs} of 2",
-            keys.len()
-        )];
-        details.extend(shape_note);
-        let parallel = format!("{what} (parallel)");
-        let alt = alternative(what, Verdict::Chosen, row_cost, Some(total), details);
+        let alt = |verdict| {
+            let mut details = vec![format!(
+                "hash keys: {}; rows: outer {orows:.0}, inner {irows:.0}; vector inputs: {vector_inputs} of 2",
+                keys.len()
+            )];
+            details.extend(shape_note.clone());
+            alternative(what(), verdict, row_cost, Some(total), details)
+        };
         match mode {
             Mode::Off => {}
-            Mode::Explain => {
-                let mut alt = alt;
-                alt.verdict = Verdict::NotChosen("explain mode".into());
-                report::record(alt);
-            }
+            Mode::Explain => report::record(|| alt(Verdict::NotChosen("explain mode".into()))),
             Mode::Auto | Mode::Force => {
                 // Force: the join's other paths count as disabled (before
                 // add_path compares them with ours).
@@ -553,9 +603,10 @@ unsafe fn consider(
                 std::ptr::copy_nonoverlapping(cp, copy, 1);
                 report::stash_join_path(joinrel, copy, false);
                 pg_sys::add_path(joinrel, cp.cast());
-                report::record_candidate(alt, id, lost);
+                report::record_candidate(id, lost, || alt(Verdict::Chosen));
                 for shared in [false, true] {
-                    let what = if shared { format!("{parallel}, shared build") } else { parallel.clone() };
+                    let what =
+                        || format!("{} (parallel{})", what(), if shared { ", shared build" } else { "" });
                     match partial_path(
                         joinrel,
                         outerrel,
@@ -570,7 +621,7 @@ unsafe fn consider(
                     ) {
                         Ok(None) => {}
                         Ok(Some((pp, id, mut details))) => {
-                            let mut lost = String::from("another path was cheaper");
+                            let mut lost: Cow<'static, str> = "another path was cheaper".into();
                             if let Some(why) = &untrusted {
                                 let total = (*pp).path.total_cost;
                                 let mut inputs = list_ptrs::<pg_sys::Path>((*pp).custom_paths);
@@ -588,7 +639,7 @@ unsafe fn consider(
                                 if let Some((cost, note, lost_why)) = keep_shape(why, total, row) {
                                     (*pp).path.total_cost = cost;
                                     details.push(note);
-                                    lost = lost_why;
+                                    lost = lost_why.into();
                                 }
                             }
                             let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>())
@@ -597,12 +648,13 @@ unsafe fn consider(
                             report::stash_join_path(joinrel, copy, true);
                             let total = (*pp).path.total_cost;
                             pg_sys::add_partial_path(joinrel, pp.cast());
-                            let alt = alternative(what, Verdict::Chosen, None, Some(total), details);
-                            report::record_candidate(alt, id, lost);
+                            report::record_candidate(id, lost, || {
+                                alternative(what(), Verdict::Chosen, None, Some(total), details)
+                            });
                         }
-                        Err(why) => {
-                            report::record(alternative(what, Verdict::NotPossible(why), None, None, vec![]))
-                        }
+                        Err(why) => report::record(|| {
+                            alternative(what(), Verdict::NotPossible(why), None, None, vec![])
+                        }),
                     }
                 }
             }

@@ -4,7 +4,10 @@
 //! `planner()` can nest (a function inlined or const-folded during planning
 //! may plan SQL of its own), so reports form a stack: the planner hook pushes
 //! one on entry and pops it on exit, also when planning ends with an ERROR.
-//! Path hooks add their alternatives to the top of the stack.
+//! Path hooks add their alternatives to the top of the stack, when the
+//! statement is planned for EXPLAIN (VEXEC) (or in explain mode): other
+//! plans carry the report's summary only, so that describing alternatives
+//! costs no planning time when nobody will read them.
 //!
 //! Where the report goes: on PostgreSQL 19 into `PlannedStmt.extension_state`
 //! (a `DefElem` named `vexec` holding the encoded report), so it follows the
@@ -14,10 +17,12 @@
 //! prints back to back) but not a cached plan printed later.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
+use vexec_core::agg::KeyKind;
 use vexec_core::report::{Alternative, Report, Verdict};
 
 use crate::settings::{Mode, BATCH_FORMAT, MODE};
@@ -42,6 +47,17 @@ struct Planning {
     join_paths: Vec<(usize, *mut pg_sys::CustomPath)>,
     /// The same for partial VecHashJoin paths (parallel plans).
     partial_join_paths: Vec<(usize, *mut pg_sys::CustomPath)>,
+    /// Answers of join checks that depend on one planner object (a join
+    /// relation, an input's target list, a join clause), which the planner
+    /// asks again for every pair of inputs and join type (see `memo`).
+    memo: HashMap<(usize, u8), Memo>,
+}
+
+/// One memoized answer (see [`memo`]).
+#[derive(Clone)]
+pub enum Memo {
+    Refusal(Option<String>),
+    KeyKind(Result<KeyKind, String>),
 }
 
 thread_local! {
@@ -49,22 +65,28 @@ thread_local! {
     static NEXT_ID: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
 }
 
-/// Record an alternative with its final verdict.
-pub fn record(alt: Alternative) {
+/// Record an alternative with its final verdict. The alternative is only
+/// built when the statement's report records alternatives (EXPLAIN (VEXEC)
+/// plans it): describing every join pair costs planning time.
+pub fn record(alt: impl FnOnce() -> Alternative) {
     PLANNING.with(|p| {
         if let Some(Planning { report: Some(report), .. }) = p.borrow_mut().last_mut() {
-            report.alternatives.push(alt);
+            if report.recorded {
+                report.alternatives.push(alt());
+            }
         }
     });
 }
 
 /// Record an alternative that was added as a path with `id`: it is chosen if
 /// the path becomes a plan node (`mark_chosen`), else it lost for `lost`.
-pub fn record_candidate(alt: Alternative, id: u32, lost: impl Into<String>) {
+pub fn record_candidate(id: u32, lost: impl Into<String>, alt: impl FnOnce() -> Alternative) {
     PLANNING.with(|p| {
         if let Some(Planning { report: Some(report), candidates, .. }) = p.borrow_mut().last_mut() {
-            report.alternatives.push(alt);
-            candidates.push((report.alternatives.len() - 1, id, lost.into()));
+            if report.recorded {
+                report.alternatives.push(alt());
+                candidates.push((report.alternatives.len() - 1, id, lost.into()));
+            }
         }
     });
 }
@@ -146,6 +168,23 @@ pub fn join_path_of(rel: *mut pg_sys::RelOptInfo, partial: bool) -> Option<*mut 
     })
 }
 
+/// The answer for `key` (a planner object's address and what is asked of
+/// it) in the statement being planned: computed once, by `compute`.
+pub fn memo(key: (usize, u8), compute: impl FnOnce() -> Memo) -> Memo {
+    let known = PLANNING.with(|p| p.borrow().last().and_then(|pl| pl.memo.get(&key).cloned()));
+    if let Some(m) = known {
+        return m;
+    }
+    // (Computed without holding the borrow: it may call the planner, which may ERROR.)
+    let m = compute();
+    PLANNING.with(|p| {
+        if let Some(pl) = p.borrow_mut().last_mut() {
+            pl.memo.insert(key, m.clone());
+        }
+    });
+    m
+}
+
 /// cursorOptions of the statement being planned.
 pub fn cursor_options() -> i32 {
     PLANNING.with(|p| p.borrow().last().map_or(0, |pl| pl.cursor_options))
@@ -203,7 +242,17 @@ fn plan_with_report(
     plan: impl FnOnce() -> *mut pg_sys::PlannedStmt,
 ) -> *mut pg_sys::PlannedStmt {
     let mode = MODE.get();
-    let report = (mode != Mode::Off).then(|| Report::new(mode.name(), BATCH_FORMAT.get().name()));
+    let record = mode == Mode::Explain
+        || super::explain::vexec_requested()
+        || (mode == Mode::Force && crate::settings::DEBUG_REQUIRE_VECTOR.get());
+    let report = (mode != Mode::Off).then(|| {
+        let (mode, format) = (mode.name(), BATCH_FORMAT.get().name());
+        if record {
+            Report::new(mode, format)
+        } else {
+            Report::unrecorded(mode, format)
+        }
+    });
     let depth = PLANNING.with(|p| {
         let mut p = p.borrow_mut();
         p.push(Planning {
@@ -215,6 +264,7 @@ fn plan_with_report(
             partial_scan_paths: Vec::new(),
             join_paths: Vec::new(),
             partial_join_paths: Vec::new(),
+            memo: HashMap::new(),
         });
         p.len()
     });
@@ -295,7 +345,9 @@ unsafe fn attach(pstmt: *mut pg_sys::PlannedStmt, report: Option<&Report>) {
         let mut r = r.borrow_mut();
         // A new plan at the address of an old one must not inherit its report.
         r.retain(|(p, _)| *p != pstmt as usize);
-        let Some(report) = report else { return };
+        // (A report without alternatives is not kept: only the EXPLAIN that
+        // planned the statement can find it here, and that one records them.)
+        let Some(report) = report.filter(|r| r.recorded) else { return };
         if r.len() == KEEP {
             r.remove(0);
         }

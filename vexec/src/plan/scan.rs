@@ -169,7 +169,9 @@ unsafe fn consider(
         let name = relation_name(rte);
         let target = format!("on {name}");
         if let Some(why) = refusal(root, rel, rti, rte, mode) {
-            report::record(alternative("VecScan", &target, Verdict::NotPossible(why), None, None, vec![]));
+            report::record(move || {
+                alternative("VecScan", &target, Verdict::NotPossible(why), None, None, vec![])
+            });
             return;
         }
 
@@ -290,7 +292,7 @@ unsafe fn offer(
             Mode::Off => (false, false),
             Mode::Explain => {
                 alt.verdict = Verdict::NotChosen("explain mode".into());
-                report::record(alt);
+                report::record(move || alt);
                 (false, false)
             }
             Mode::Auto | Mode::Force => {
@@ -308,7 +310,7 @@ unsafe fn offer(
                 } else {
                     "another path was cheaper"
                 };
-                report::record_candidate(alt, id, lost);
+                report::record_candidate(id, lost, move || alt);
                 // (Compares the pointer only: add_path frees a path it rejects.)
                 let list = if partial { (*rel).partial_pathlist } else { (*rel).pathlist };
                 (true, list_ptrs::<pg_sys::Path>(list).any(|p| std::ptr::eq(p, path.cast())))

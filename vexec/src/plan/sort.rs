@@ -135,23 +135,27 @@ unsafe fn consider(
             .filter(|&p| vector_node(p).is_some() && !pg_sys::pathkeys_contained_in(pathkeys, (*p).pathkeys))
             .collect();
         if inputs.is_empty() {
-            report::record(alternative(
-                "ORDER BY",
-                Verdict::NotPossible("the input has no vector path".into()),
-                None,
-                None,
-                vec![],
-            ));
+            report::record(move || {
+                alternative(
+                    "ORDER BY",
+                    Verdict::NotPossible("the input has no vector path".into()),
+                    None,
+                    None,
+                    vec![],
+                )
+            });
             return;
         }
         if !settings::ENABLE_SORT.get() {
-            report::record(alternative(
-                "ORDER BY",
-                Verdict::NotPossible("vexec.enable_sort is off".into()),
-                None,
-                None,
-                vec![],
-            ));
+            report::record(move || {
+                alternative(
+                    "ORDER BY",
+                    Verdict::NotPossible("vexec.enable_sort is off".into()),
+                    None,
+                    None,
+                    vec![],
+                )
+            });
             return;
         }
         let row_cost =
@@ -163,7 +167,7 @@ unsafe fn consider(
             let keys = match sort_keys(root, input) {
                 Ok(k) => k,
                 Err(why) => {
-                    report::record(alternative(&what, Verdict::NotPossible(why), None, None, vec![]));
+                    report::record(move || alternative(&what, Verdict::NotPossible(why), None, None, vec![]));
                     continue;
                 }
             };
@@ -246,7 +250,7 @@ unsafe fn consider(
             Mode::Explain => {
                 for (_, mut alt, _) in built {
                     alt.verdict = Verdict::NotChosen("explain mode".into());
-                    report::record(alt);
+                    report::record(move || alt);
                 }
             }
             Mode::Auto | Mode::Force => {
@@ -261,18 +265,20 @@ unsafe fn consider(
                 }
                 for (path, alt, id) in built {
                     pg_sys::add_path(output_rel, path);
-                    report::record_candidate(alt, id, "another path was cheaper");
+                    report::record_candidate(id, "another path was cheaper", move || alt);
                 }
             }
         }
         if !(*input_rel).partial_pathlist.is_null() && (*output_rel).consider_parallel {
-            report::record(alternative(
-                "ORDER BY (parallel)",
-                Verdict::NotPossible("Gather Merge over vector sorts is not built".into()),
-                None,
-                None,
-                vec![],
-            ));
+            report::record(move || {
+                alternative(
+                    "ORDER BY (parallel)",
+                    Verdict::NotPossible("Gather Merge over vector sorts is not built".into()),
+                    None,
+                    None,
+                    vec![],
+                )
+            });
         }
     }
 }

@@ -400,7 +400,7 @@ unsafe fn consider(
         }
         let kind = if (*(*root).parse).groupClause.is_null() { "plain" } else { "hashed" };
         if let Some(why) = refusal(root, input_rel, extra, (*target).exprs, &aggs, &keys) {
-            report::record(alternative(kind, Verdict::NotPossible(why), None, None, vec![]));
+            report::record(move || alternative(kind, Verdict::NotPossible(why), None, None, vec![]));
             return;
         }
         let keys = keys.unwrap_or_default();
@@ -456,12 +456,14 @@ unsafe fn consider(
             }
             Ok(None) if children.is_empty() => {
                 let why = "the input is not a vector scan or join, and its cheapest path is a vector node, a Gather or parameterized";
-                report::record(alternative(kind, Verdict::NotPossible(why.into()), None, None, vec![]));
+                report::record(move || {
+                    alternative(kind, Verdict::NotPossible(why.into()), None, None, vec![])
+                });
                 return;
             }
             Err(why) if children.is_empty() => {
                 let why = format!("the input is not a vector scan or join, and has {why}");
-                report::record(alternative(kind, Verdict::NotPossible(why), None, None, vec![]));
+                report::record(move || alternative(kind, Verdict::NotPossible(why), None, None, vec![]));
                 return;
             }
             _ => {}
@@ -502,7 +504,7 @@ unsafe fn consider(
                 Mode::Explain => {
                     let mut alt = alt;
                     alt.verdict = Verdict::NotChosen("explain mode".into());
-                    report::record(alt);
+                    report::record(move || alt);
                 }
                 Mode::Auto | Mode::Force => {
                     // Force: PostgreSQL's Agg paths count as disabled, unless the
@@ -516,7 +518,7 @@ unsafe fn consider(
                         }
                     }
                     pg_sys::add_path(output_rel, cp.cast());
-                    report::record_candidate(alt, id, "another path was cheaper");
+                    report::record_candidate(id, "another path was cheaper", move || alt);
                     if !vector_child {
                         continue;
                     }
@@ -524,14 +526,18 @@ unsafe fn consider(
                         Parallel { keys: &keys, aggs: &aggs, columns: &columns, groups, key_list, kind_list };
                     match consider_parallel(root, input_rel, output_rel, extra, &parallel, args) {
                         Ok(None) => {}
-                        Ok(Some(alt)) => report::record_candidate(alt.0, alt.1, "another path was cheaper"),
-                        Err(why) => report::record(alternative(
-                            &format!("{kind} (parallel)"),
-                            Verdict::NotPossible(why),
-                            None,
-                            None,
-                            vec![],
-                        )),
+                        Ok(Some(alt)) => {
+                            report::record_candidate(alt.1, "another path was cheaper", move || alt.0)
+                        }
+                        Err(why) => report::record(move || {
+                            alternative(
+                                &format!("{kind} (parallel)"),
+                                Verdict::NotPossible(why),
+                                None,
+                                None,
+                                vec![],
+                            )
+                        }),
                     }
                 }
             }
