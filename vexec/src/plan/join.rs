@@ -534,6 +534,29 @@ unsafe fn consider(
             }
         }
 
+        let disabled_nodes = (*outer).disabled_nodes
+            + (*inner).disabled_nodes
+            + enabled::hash_join_disabled(extra, false) as i32;
+        // In auto mode a path add_path would certainly reject is not built
+        // (PostgreSQL prechecks its own join paths the same way), unless the
+        // report lists it, a parallel path would be made from it, or it is
+        // the final join's (VecAgg reads that one whether it won or not).
+        if mode == Mode::Auto
+            && !report::recording()
+            && !(*joinrel).consider_parallel
+            && !pg_sys::bms_equal((*joinrel).relids, (*root).all_query_rels)
+            && !pg_sys::add_path_precheck(
+                joinrel,
+                disabled_nodes,
+                startup,
+                total,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        {
+            return;
+        }
+
         let id = report::next_id();
         let mut private: *mut pg_sys::List = std::ptr::null_mut();
         private = pg_sys::lappend(private, pg_sys::makeInteger(id as i32).cast());
@@ -558,9 +581,7 @@ unsafe fn consider(
         // of a parallel join) when its inputs are; not parallel aware.
         p.parallel_safe = (*joinrel).consider_parallel && (*outer).parallel_safe && (*inner).parallel_safe;
         p.rows = rows;
-        p.disabled_nodes = (*outer).disabled_nodes
-            + (*inner).disabled_nodes
-            + enabled::hash_join_disabled(extra, false) as i32;
+        p.disabled_nodes = disabled_nodes;
         if enabled::hash_join_disabled(extra, false) {
             lost = "hash joins are disabled for this join (enable_hashjoin or a planner hint)".into();
         }

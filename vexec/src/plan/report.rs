@@ -91,6 +91,11 @@ pub fn record_candidate(id: u32, lost: impl Into<String>, alt: impl FnOnce() -> 
     });
 }
 
+/// Whether the statement being planned records its alternatives.
+pub fn recording() -> bool {
+    PLANNING.with(|p| p.borrow().last().is_some_and(|pl| pl.report.as_ref().is_some_and(|r| r.recorded)))
+}
+
 /// A fresh id for a vector path (kept in its custom_private).
 pub fn next_id() -> u32 {
     NEXT_ID.with(|n| {
