@@ -166,11 +166,11 @@ unsafe fn consider(
             // which are considered one by one.
             return;
         }
-        let name = relation_name(rte);
-        let target = format!("on {name}");
+        // (Described only if the report records alternatives.)
+        let target = || format!("on {}", relation_name(rte));
         if let Some(why) = refusal(root, rel, rti, rte, mode) {
-            report::record(move || {
-                alternative("VecScan", &target, Verdict::NotPossible(why), None, None, vec![])
+            report::record(|| {
+                alternative("VecScan", &target(), Verdict::NotPossible(why), None, None, vec![])
             });
             return;
         }
@@ -206,7 +206,7 @@ unsafe fn consider(
                 }
             }
         }
-        let details = vec![format!("quals: {kq} kernel ({steps} steps), {fq} fallback")];
+        let quals = || format!("quals: {kq} kernel ({steps} steps), {fq} fallback");
         let disabled = enabled::seq_scan_disabled(rel, false) as i32;
 
         let margin = |(row, vec): (cost::Cost, cost::Cost)| match mode {
@@ -219,21 +219,9 @@ unsafe fn consider(
         // add_path may free the path; vector parents get a copy.
         let copy = pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
         std::ptr::copy_nonoverlapping(path, copy, 1);
-        let (added, listed) = offer(
-            rel,
-            mode,
-            path,
-            id,
-            alternative(
-                "VecScan",
-                &target,
-                Verdict::Chosen,
-                Some(row.total),
-                Some(vec.total),
-                details.clone(),
-            ),
-            false,
-        );
+        let (added, listed) = offer(rel, mode, path, id, false, |verdict| {
+            alternative("VecScan", &target(), verdict, Some(row.total), Some(vec.total), vec![quals()])
+        });
         report::stash_scan_path(rel, report::StashedScan { path: copy, added, listed }, false);
 
         // A parallel vector scan under Gather, where a parallel scan could be.
@@ -252,38 +240,33 @@ unsafe fn consider(
                 let copy =
                     pg_sys::palloc(std::mem::size_of::<pg_sys::CustomPath>()) as *mut pg_sys::CustomPath;
                 std::ptr::copy_nonoverlapping(ppath, copy, 1);
-                let mut d = details;
-                d.push(format!("{workers} workers planned"));
-                let (added, listed) = offer(
-                    rel,
-                    mode,
-                    ppath,
-                    pid,
+                let (added, listed) = offer(rel, mode, ppath, pid, true, |verdict| {
+                    let details = vec![quals(), format!("{workers} workers planned")];
                     alternative(
                         "Parallel VecScan",
-                        &target,
-                        Verdict::Chosen,
+                        &target(),
+                        verdict,
                         Some(prow.total),
                         Some(pvec.total),
-                        d,
-                    ),
-                    true,
-                );
+                        details,
+                    )
+                });
                 report::stash_scan_path(rel, report::StashedScan { path: copy, added, listed }, true);
             }
         }
     }
 }
 
-/// Add the path as the mode says, and record it: whether it was added, and
-/// whether it is in the relation's path list afterwards (add_path kept it).
+/// Add the path as the mode says, and record it (`alt` describes it with a
+/// verdict): whether it was added, and whether it is in the relation's path
+/// list afterwards (add_path kept it).
 unsafe fn offer(
     rel: *mut pg_sys::RelOptInfo,
     mode: Mode,
     path: *mut pg_sys::CustomPath,
     id: u32,
-    mut alt: Alternative,
     partial: bool,
+    alt: impl FnOnce(Verdict) -> Alternative,
 ) -> (bool, bool) {
     // SAFETY: the planner's live data (caller's contract); add_path/add_partial_path take paths
     // made in the planner's context.
@@ -291,8 +274,7 @@ unsafe fn offer(
         match mode {
             Mode::Off => (false, false),
             Mode::Explain => {
-                alt.verdict = Verdict::NotChosen("explain mode".into());
-                report::record(move || alt);
+                report::record(|| alt(Verdict::NotChosen("explain mode".into())));
                 (false, false)
             }
             Mode::Auto | Mode::Force => {
@@ -310,7 +292,7 @@ unsafe fn offer(
                 } else {
                     "another path was cheaper"
                 };
-                report::record_candidate(id, lost, move || alt);
+                report::record_candidate(id, lost, || alt(Verdict::Chosen));
                 // (Compares the pointer only: add_path frees a path it rejects.)
                 let list = if partial { (*rel).partial_pathlist } else { (*rel).pathlist };
                 (true, list_ptrs::<pg_sys::Path>(list).any(|p| std::ptr::eq(p, path.cast())))

@@ -485,27 +485,26 @@ unsafe fn consider(
             let cp = agg_path(output_rel, target, &c, disabled, child, private, None);
             let p = &mut (*cp).path;
 
-            let nfmgr =
-                aggs.iter().filter(|&&a| matches!(transition_of(a), Ok(Transition::Fmgr { .. }))).count();
-            let mut details = vec![format!(
-                "aggregates: {} vector, {nfmgr} fmgr; input rows: {child_rows:.0}",
-                aggs.len() - nfmgr
-            )];
-            if !keys.is_empty() {
-                details.push(format!("group keys: {}; estimated groups: {:.0}", keys.len(), c.rows));
-            }
-            let what = if vector_child { kind.to_string() } else { format!("{kind} over a row input") };
-            if !vector_child {
-                details.push(format!("input: {}", node_name(child)));
-            }
-            let alt = alternative(&what, Verdict::Chosen, row_cost, Some(c.total), details);
+            // (Described only if the report records alternatives.)
+            let alt = |verdict| {
+                let nfmgr =
+                    aggs.iter().filter(|&&a| matches!(transition_of(a), Ok(Transition::Fmgr { .. }))).count();
+                let mut details = vec![format!(
+                    "aggregates: {} vector, {nfmgr} fmgr; input rows: {child_rows:.0}",
+                    aggs.len() - nfmgr
+                )];
+                if !keys.is_empty() {
+                    details.push(format!("group keys: {}; estimated groups: {:.0}", keys.len(), c.rows));
+                }
+                let what = if vector_child { kind.to_string() } else { format!("{kind} over a row input") };
+                if !vector_child {
+                    details.push(format!("input: {}", node_name(child)));
+                }
+                alternative(&what, verdict, row_cost, Some(c.total), details)
+            };
             match mode {
                 Mode::Off => {}
-                Mode::Explain => {
-                    let mut alt = alt;
-                    alt.verdict = Verdict::NotChosen("explain mode".into());
-                    report::record(move || alt);
-                }
+                Mode::Explain => report::record(|| alt(Verdict::NotChosen("explain mode".into()))),
                 Mode::Auto | Mode::Force => {
                     // Force: PostgreSQL's Agg paths count as disabled, unless the
                     // vector path is disabled itself (enable_seqscan = off disables
@@ -518,7 +517,7 @@ unsafe fn consider(
                         }
                     }
                     pg_sys::add_path(output_rel, cp.cast());
-                    report::record_candidate(id, "another path was cheaper", move || alt);
+                    report::record_candidate(id, "another path was cheaper", || alt(Verdict::Chosen));
                     if !vector_child {
                         continue;
                     }
