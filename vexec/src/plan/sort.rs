@@ -134,29 +134,14 @@ unsafe fn consider(
         let inputs: Vec<*mut pg_sys::Path> = list_ptrs::<pg_sys::Path>((*input_rel).pathlist)
             .filter(|&p| vector_node(p).is_some() && !pg_sys::pathkeys_contained_in(pathkeys, (*p).pathkeys))
             .collect();
+        let refused = |why: &str| {
+            report::record(|| alternative("ORDER BY", Verdict::NotPossible(why.into()), None, None, vec![]))
+        };
         if inputs.is_empty() {
-            report::record(move || {
-                alternative(
-                    "ORDER BY",
-                    Verdict::NotPossible("the input has no vector path".into()),
-                    None,
-                    None,
-                    vec![],
-                )
-            });
-            return;
+            return refused("the input has no vector path");
         }
         if !settings::ENABLE_SORT.get() {
-            report::record(move || {
-                alternative(
-                    "ORDER BY",
-                    Verdict::NotPossible("vexec.enable_sort is off".into()),
-                    None,
-                    None,
-                    vec![],
-                )
-            });
-            return;
+            return refused("vexec.enable_sort is off");
         }
         let row_cost =
             list_ptrs::<pg_sys::Path>((*output_rel).pathlist).map(|p| (*p).total_cost).reduce(f64::min);
