@@ -29,7 +29,7 @@ use vexec_core::agg::KeyKind;
 use vexec_core::report::{Alternative, Verdict};
 
 use super::cost;
-use super::report::{self, Memo};
+use super::report;
 use super::{enabled, scan, vector_node};
 use crate::catalog::{key_kind, type_name};
 use crate::settings::{self, Mode};
@@ -150,16 +150,14 @@ unsafe fn hash_keys(
                 continue;
             };
             // (Asked again for every pair of inputs: memoized per clause and side.)
-            let kind = match report::memo((rinfo as usize, MEMO_KEY_KIND + outer_is_left as u8), || {
-                Memo::KeyKind(hash_key_kind(op, o, i))
-            }) {
-                Memo::KeyKind(Ok(k)) => k,
-                Memo::KeyKind(Err(why)) => {
-                    refused.get_or_insert(why);
-                    continue;
-                }
-                Memo::Refusal(_) => unreachable!("a key kind memo"),
-            };
+            let kind =
+                match report::memo_key_kind((rinfo as usize, outer_is_left), || hash_key_kind(op, o, i)) {
+                    Ok(k) => k,
+                    Err(why) => {
+                        refused.get_or_insert(why);
+                        continue;
+                    }
+                };
             keys.push(HashKey { rinfo, outer: ov, inner: iv, kind });
         }
         match (keys.is_empty(), refused) {
@@ -199,12 +197,10 @@ unsafe fn hash_key_kind(
     }
 }
 
-/// What `report::memo` keeps for a join (planner objects that live as long
-/// as the planning): a join relation's refusal, an input relation's, a
-/// clause's key kind (plus 1 when its left argument is the outer side).
+/// What `report::memo_refusal` is asked of a relation: a join relation's
+/// own refusal, or an input relation's (a relation can be both).
 const MEMO_JOINREL: u8 = 0;
 const MEMO_INPUT: u8 = 1;
-const MEMO_KEY_KIND: u8 = 2;
 
 /// The path an input is read through: its VecScan when it is a base
 /// relation that has one, else its cheapest path.
@@ -311,12 +307,10 @@ unsafe fn refusal(
             return Some("placeholder expressions in the join".into());
         }
         // (Asked again for every pair of inputs and join type: memoized per join relation.)
-        match report::memo((joinrel as usize, MEMO_JOINREL), || {
-            Memo::Refusal(output_nulled_both_ways(joinrel))
-        }) {
-            Memo::Refusal(Some(why)) => return Some(why),
-            Memo::Refusal(None) => {}
-            Memo::KeyKind(_) => unreachable!("a refusal memo"),
+        if let Some(why) =
+            report::memo_refusal((joinrel as usize, MEMO_JOINREL), || output_nulled_both_ways(joinrel))
+        {
+            return Some(why);
         }
         // An input read with its relation's own target list (nearly always)
         // is memoized per relation too.
@@ -324,11 +318,7 @@ unsafe fn refusal(
             if !std::ptr::eq((*path).pathtarget, (*rel).reltarget) {
                 return cstring_column((*path).pathtarget);
             }
-            match report::memo((rel as usize, MEMO_INPUT), || Memo::Refusal(cstring_column((*rel).reltarget)))
-            {
-                Memo::Refusal(why) => why,
-                Memo::KeyKind(_) => unreachable!("a refusal memo"),
-            }
+            report::memo_refusal((rel as usize, MEMO_INPUT), || cstring_column((*rel).reltarget))
         };
         input(outerrel, outer).or_else(|| input(innerrel, inner))
     }

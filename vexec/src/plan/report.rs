@@ -48,16 +48,11 @@ struct Planning {
     /// The same for partial VecHashJoin paths (parallel plans).
     partial_join_paths: Vec<(usize, *mut pg_sys::CustomPath)>,
     /// Answers of join checks that depend on one planner object (a join
-    /// relation, an input's target list, a join clause), which the planner
-    /// asks again for every pair of inputs and join type (see `memo`).
-    memo: HashMap<(usize, u8), Memo>,
-}
-
-/// One memoized answer (see [`memo`]).
-#[derive(Clone)]
-pub enum Memo {
-    Refusal(Option<String>),
-    KeyKind(Result<KeyKind, String>),
+    /// relation, an input relation, a join clause), which the planner asks
+    /// again for every pair of inputs and join type (see `memo_refusal`,
+    /// `memo_key_kind`).
+    refusals: HashMap<(usize, u8), Option<String>>,
+    key_kinds: HashMap<(usize, bool), Result<KeyKind, String>>,
 }
 
 thread_local! {
@@ -173,21 +168,40 @@ pub fn join_path_of(rel: *mut pg_sys::RelOptInfo, partial: bool) -> Option<*mut 
     })
 }
 
-/// The answer for `key` (a planner object's address and what is asked of
-/// it) in the statement being planned: computed once, by `compute`.
-pub fn memo(key: (usize, u8), compute: impl FnOnce() -> Memo) -> Memo {
-    let known = PLANNING.with(|p| p.borrow().last().and_then(|pl| pl.memo.get(&key).cloned()));
-    if let Some(m) = known {
-        return m;
+/// The answer for `key` in `table` of the statement being planned:
+/// computed once, by `compute`.
+fn memoized<K: Copy + Eq + std::hash::Hash, V: Clone>(
+    table: fn(&mut Planning) -> &mut HashMap<K, V>,
+    key: K,
+    compute: impl FnOnce() -> V,
+) -> V {
+    let known = PLANNING.with(|p| p.borrow_mut().last_mut().and_then(|pl| table(pl).get(&key).cloned()));
+    if let Some(v) = known {
+        return v;
     }
     // (Computed without holding the borrow: it may call the planner, which may ERROR.)
-    let m = compute();
+    let v = compute();
     PLANNING.with(|p| {
         if let Some(pl) = p.borrow_mut().last_mut() {
-            pl.memo.insert(key, m.clone());
+            table(pl).insert(key, v.clone());
         }
     });
-    m
+    v
+}
+
+/// Why a join cannot be a VecHashJoin, as far as the planner object at
+/// `key` (its address and what is asked of it) tells, once per statement.
+pub fn memo_refusal(key: (usize, u8), compute: impl FnOnce() -> Option<String>) -> Option<String> {
+    memoized(|pl| &mut pl.refusals, key, compute)
+}
+
+/// A join clause's key kind (`key`: its address, and whether its left
+/// argument is the outer side), once per statement.
+pub fn memo_key_kind(
+    key: (usize, bool),
+    compute: impl FnOnce() -> Result<KeyKind, String>,
+) -> Result<KeyKind, String> {
+    memoized(|pl| &mut pl.key_kinds, key, compute)
 }
 
 /// cursorOptions of the statement being planned.
@@ -269,7 +283,8 @@ fn plan_with_report(
             partial_scan_paths: Vec::new(),
             join_paths: Vec::new(),
             partial_join_paths: Vec::new(),
-            memo: HashMap::new(),
+            refusals: HashMap::new(),
+            key_kinds: HashMap::new(),
         });
         p.len()
     });
