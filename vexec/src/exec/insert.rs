@@ -20,6 +20,8 @@
 
 use std::ptr;
 
+use arrow_buffer::Buffer;
+
 use crate::exec::input::{rows_context, ChildInput};
 use crate::exec::node::{self, NodeMethods, VecNode};
 use crate::ingest;
@@ -75,6 +77,7 @@ impl InsertState {
             let mut reader = ingest::SinkReader::open((!isnull).then_some(d as i64), sink.scan.desc);
             let columns = sink.scan.columns.clone();
             let rows: Vec<RowIdx> = (0..BATCH_CAPACITY as RowIdx).collect();
+            let all_valid = Buffer::from(vec![u8::MAX; BATCH_CAPACITY.div_ceil(8)]);
             while let Some(batch) = reader.next_batch() {
                 let mut at = 0;
                 while at < batch.num_rows() {
@@ -82,18 +85,17 @@ impl InsertState {
                     let n = (batch.num_rows() - at).min(BATCH_CAPACITY);
                     // The Datums in per_batch; the writer itself runs in the
                     // query's context (it makes its slots there).
+                    let slice = batch.slice(at, n);
                     let old = pg_sys::MemoryContextSwitchTo(self.per_batch);
-                    reader.fill(&batch.slice(at, n));
+                    reader.fill(&slice);
                     pg_sys::MemoryContextSwitchTo(old);
-                    let validity: Vec<Vec<u8>> = reader
-                        .nulls
+                    // The writer's validity bits are Arrow's (LSB first, 1 = valid).
+                    let validity: Vec<Buffer> = slice
+                        .columns()
                         .iter()
-                        .map(|nulls| {
-                            let mut bits = vec![0u8; n.div_ceil(8)];
-                            for (r, _) in nulls.iter().enumerate().filter(|(_, &null)| !null) {
-                                bits[r >> 3] |= 1 << (r & 7);
-                            }
-                            bits
+                        .map(|a| match a.nulls() {
+                            Some(nulls) => nulls.inner().sliced(),
+                            None => all_valid.clone(),
                         })
                         .collect();
                     let cols: Vec<VxColumn> = columns

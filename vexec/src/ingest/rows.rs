@@ -234,9 +234,24 @@ unsafe fn fill_column(
                 }
             }
             // (A text block too large for one allocation falls to the last arm.)
-            (_, DataType::Utf8) if text && text_block(a.as_string::<i32>().iter(), nulls, values) => {}
-            (_, DataType::LargeUtf8) if text && text_block(a.as_string::<i64>().iter(), nulls, values) => {}
-            (_, DataType::Utf8View) if text && text_block(a.as_string_view().iter(), nulls, values) => {}
+            (_, DataType::Utf8)
+                if text
+                    && text_block(
+                        a.as_string::<i32>().iter(),
+                        zero_free(a.as_string::<i32>()),
+                        nulls,
+                        values,
+                    ) => {}
+            (_, DataType::LargeUtf8)
+                if text
+                    && text_block(
+                        a.as_string::<i64>().iter(),
+                        zero_free(a.as_string::<i64>()),
+                        nulls,
+                        values,
+                    ) => {}
+            (_, DataType::Utf8View)
+                if text && text_block(a.as_string_view().iter(), false, nulls, values) => {}
             _ => {
                 for r in (0..n).filter(|&r| !nulls[r]) {
                     values[r] = datum(col, a, r);
@@ -246,11 +261,21 @@ unsafe fn fill_column(
     }
 }
 
+/// No value of `a` has a zero byte (one search of the bytes its values
+/// span, instead of one per value).
+fn zero_free<O: arrow_array::OffsetSizeTrait>(a: &arrow_array::GenericStringArray<O>) -> bool {
+    let offsets = a.value_offsets();
+    let (first, last) = (offsets[0].as_usize(), offsets[offsets.len() - 1].as_usize());
+    !a.value_data()[first..last].contains(&0)
+}
+
 /// The text values of `strings` (UTF-8, valid as Arrow's string arrays
 /// are) as varlenas with 4-byte headers, in one palloc'd block. False, and
-/// nothing done, when the block would pass `TEXT_BLOCK_MAX`.
+/// nothing done, when the block would pass `TEXT_BLOCK_MAX`. `zero_free`:
+/// no value has a zero byte (else each is searched for one).
 unsafe fn text_block<'s>(
     strings: impl Iterator<Item = Option<&'s str>> + Clone,
+    zero_free: bool,
     nulls: &[bool],
     values: &mut [pg_sys::Datum],
 ) -> bool {
@@ -267,7 +292,7 @@ unsafe fn text_block<'s>(
         for (r, s) in strings.enumerate() {
             let Some(s) = s.filter(|_| !nulls[r]) else { continue };
             let bytes = s.as_bytes();
-            if bytes.contains(&0) {
+            if !zero_free && bytes.contains(&0) {
                 let (p, len) = server_text(bytes); // raises invalid_byte_sequence for the zero byte
                 values[r] = pg_sys::Datum::from(pg_sys::cstring_to_text_with_len(p, len as i32));
                 continue;

@@ -150,6 +150,20 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// A `Piece` message's IPC header and body, borrowed from the message
+/// (None for any other request): the session reads an upload's batches
+/// in place, so a batch's body is copied once, into Arrow's buffer.
+pub fn piece_of(msg: &[u8]) -> Option<Result<(&[u8], &[u8]), Malformed>> {
+    let (&b'p', rest) = msg.split_first()? else { return None };
+    let mut r = Reader(rest);
+    let piece = (|| {
+        let (header, body) = (r.bytes()?, r.bytes()?);
+        r.end()?;
+        Ok((header, body))
+    })();
+    Some(piece)
+}
+
 impl Request {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
@@ -235,7 +249,10 @@ impl Request {
                 let target = IngestTarget { table, schema, catalog, temporary, create, if_exists };
                 Request::Ingest { target, transaction: r.bytes()?.to_vec() }
             }
-            b'p' => Request::Piece { header: r.bytes()?.to_vec(), body: r.bytes()?.to_vec() },
+            b'p' => {
+                let (header, body) = piece_of(msg).expect("a piece")?;
+                return Ok(Request::Piece { header: header.to_vec(), body: body.to_vec() });
+            }
             b'E' => Request::PieceEnd,
             b'A' => Request::PieceAbort { sqlstate: r.string()?, message: r.string()? },
             _ => return Err(Malformed),
@@ -334,6 +351,16 @@ mod tests {
             assert_eq!(Response::decode(&resp.encode()), Ok(resp.clone()));
             assert_eq!(resp.is_last(), !matches!(resp, Response::Data { .. }));
         }
+    }
+
+    #[test]
+    fn a_piece_is_read_in_place() {
+        let piece = Request::Piece { header: vec![1, 2], body: vec![7; 1_000] }.encode();
+        assert_eq!(piece_of(&piece), Some(Ok((&[1u8, 2][..], &[7u8; 1_000][..]))));
+        assert_eq!(piece_of(&piece[..piece.len() - 1]), Some(Err(Malformed)));
+        assert_eq!(piece_of(&[piece.as_slice(), &[0]].concat()), Some(Err(Malformed)));
+        assert_eq!(piece_of(&Request::PieceEnd.encode()), None);
+        assert_eq!(piece_of(&[]), None);
     }
 
     #[test]

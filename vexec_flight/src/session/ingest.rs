@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use arrow_array::ffi::FFI_ArrowArray;
 use arrow_array::RecordBatch;
-use arrow_flight::utils::flight_data_to_arrow_batch;
+use arrow_buffer::Buffer;
 use arrow_flight::FlightData;
-use arrow_schema::{Schema, SchemaRef};
+use arrow_schema::{ArrowError, Schema, SchemaRef};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use vexec_core::arrow::abi::IngestSourceV1;
@@ -74,57 +74,65 @@ pub(super) struct Upload<'a> {
     inbox: &'a Inbox,
     schema: Option<SchemaRef>,
     ended: bool,
+    /// The last batch's body buffer, reused for the next when the insert
+    /// has let go of that batch (fresh pages for every batch cost page faults).
+    spare: Option<Buffer>,
 }
 
 impl<'a> Upload<'a> {
     pub(super) fn new(inbox: &'a Inbox) -> Upload<'a> {
-        Upload { inbox, schema: None, ended: false }
+        Upload { inbox, schema: None, ended: false, spare: None }
     }
 
-    /// The next piece of the upload (None at its end); an ERROR for a
-    /// broken upload.
-    fn piece(&mut self) -> Option<FlightData> {
+    /// `read` the next piece of the upload, its IPC header and body in
+    /// place (None at its end); an ERROR for a broken upload.
+    fn piece<R>(&mut self, read: impl FnOnce(&[u8], &[u8]) -> R) -> Option<R> {
         if self.ended {
             return None;
         }
         let protocol = |m: &str| -> ! { raise(PgSqlErrorCode::ERRCODE_PROTOCOL_VIOLATION, m.to_string()) };
-        match self.inbox.receive(false) {
-            None => {
-                self.ended = true;
+        let ended = &mut self.ended;
+        self.inbox.read(false, |msg| {
+            let Some(msg) = msg else {
+                *ended = true;
                 protocol("vexec_flight: the session ended during an upload")
+            };
+            if let Some(piece) = wire::piece_of(msg) {
+                let Ok((header, body)) = piece else {
+                    *ended = true;
+                    protocol("vexec_flight: a malformed upload")
+                };
+                return Some(read(header, body));
             }
-            Some(Ok(Request::Piece { header, body })) => {
-                Some(FlightData { data_header: header.into(), data_body: body.into(), ..Default::default() })
+            *ended = true;
+            match Request::decode(msg) {
+                Ok(Request::PieceEnd) => None,
+                Ok(Request::PieceAbort { sqlstate, message }) => {
+                    let code = wire::sqlstate_code(&sqlstate).unwrap_or(0);
+                    raise(PgSqlErrorCode::from(code), message)
+                }
+                _ => protocol("vexec_flight: a malformed upload"),
             }
-            Some(Ok(Request::PieceEnd)) => {
-                self.ended = true;
-                None
-            }
-            Some(Ok(Request::PieceAbort { sqlstate, message })) => {
-                self.ended = true;
-                let code = wire::sqlstate_code(&sqlstate).unwrap_or(0);
-                raise(PgSqlErrorCode::from(code), message)
-            }
-            Some(_) => {
-                self.ended = true;
-                protocol("vexec_flight: a malformed upload")
-            }
-        }
+        })
     }
 
     /// The upload's schema (its first piece).
     fn schema(&mut self) -> SchemaRef {
-        let data = self.piece().unwrap_or_else(|| {
-            raise(PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION, "an upload without a schema".into())
+        let decoded = self.piece(|header, _| {
+            let data = FlightData { data_header: header.to_vec().into(), ..Default::default() };
+            std::panic::catch_unwind(AssertUnwindSafe(|| Schema::try_from(&data)))
         });
-        let decoded = std::panic::catch_unwind(AssertUnwindSafe(|| Schema::try_from(&data)));
         let schema = match decoded {
-            Ok(Ok(schema)) => Arc::new(schema),
-            Ok(Err(e)) => raise(
+            None => raise(
+                PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
+                "an upload without a schema".into(),
+            ),
+            Some(Ok(Ok(schema))) => Arc::new(schema),
+            Some(Ok(Err(e))) => raise(
                 PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
                 format!("the upload does not start with an Arrow schema: {e}"),
             ),
-            Err(_) => raise(
+            Some(Err(_)) => raise(
                 PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
                 "the upload does not start with an Arrow schema".into(),
             ),
@@ -137,12 +145,24 @@ impl<'a> Upload<'a> {
     fn batch(&mut self) -> Option<RecordBatch> {
         let schema = self.schema.clone().expect("the schema is read first");
         loop {
-            let data = self.piece()?;
             // arrow-rs panics on some malformed buffers rather than erring: both are the
             // client's malformed upload.
-            let decoded = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                flight_data_to_arrow_batch(&data, Arc::clone(&schema), &HashMap::new())
-            }));
+            let mut spare = self.spare.take();
+            let decoded = self.piece(|header, body| {
+                let body = match spare.take().map(Buffer::into_mutable) {
+                    Some(Ok(mut reused)) => {
+                        reused.clear();
+                        reused.extend_from_slice(body);
+                        Buffer::from(reused)
+                    }
+                    _ => Buffer::from(body),
+                };
+                spare = Some(body.clone());
+                std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    record_batch(header, &body, Arc::clone(&schema))
+                }))
+            })?;
+            self.spare = spare;
             let batch = match decoded {
                 Ok(Ok(batch)) => batch,
                 Ok(Err(e)) => raise(
@@ -170,6 +190,18 @@ impl<'a> Upload<'a> {
             }
         }
     }
+}
+
+/// A record batch message (`header`, `body`) of `schema`, as arrow-flight's
+/// `flight_data_to_arrow_batch` reads it, but from a body already in an
+/// (aligned) Arrow buffer: copied once from the session's queue.
+fn record_batch(header: &[u8], body: &Buffer, schema: SchemaRef) -> Result<RecordBatch, ArrowError> {
+    let message = arrow_ipc::root_as_message(header)
+        .map_err(|e| ArrowError::ParseError(format!("Unable to get root as message: {e:?}")))?;
+    let batch = message.header_as_record_batch().ok_or_else(|| {
+        ArrowError::ParseError("Unable to convert flight data header to a record batch".into())
+    })?;
+    arrow_ipc::reader::read_record_batch(body, batch, schema, &HashMap::new(), None, &message.version())
 }
 
 /// An ERROR with `code`.

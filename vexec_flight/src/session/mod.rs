@@ -353,9 +353,15 @@ impl Inbox {
     /// detached. `idle`: between statements (see [`idle_wait`]); otherwise
     /// inside one (an upload's next piece), which a cancel interrupts.
     fn receive(&self, idle: bool) -> Option<Result<Request, wire::Malformed>> {
+        self.read(idle, |msg| msg.map(Request::decode))
+    }
+
+    /// `read` the next message in place (None when the listener has
+    /// detached); as [`Inbox::receive`] waits for it.
+    fn read<R>(&self, idle: bool, read: impl FnOnce(Option<&[u8]>) -> R) -> R {
         let (mut len, mut data) = (0usize, std::ptr::null_mut::<c_void>());
-        // SAFETY: our attached queue handle; the message is decoded (copied) before the next
-        // receive.
+        // SAFETY: our attached queue handle; the message stays in the queue's buffer until the
+        // next receive, and `read` cannot keep it.
         unsafe {
             let r = loop {
                 match pg_sys::shm_mq_receive(self.0, &mut len, &mut data, idle) {
@@ -363,8 +369,10 @@ impl Inbox {
                     r => break r,
                 }
             };
-            (r == pg_sys::shm_mq_result::SHM_MQ_SUCCESS)
-                .then(|| Request::decode(std::slice::from_raw_parts(data.cast::<u8>(), len)))
+            read(
+                (r == pg_sys::shm_mq_result::SHM_MQ_SUCCESS)
+                    .then(|| std::slice::from_raw_parts(data.cast::<u8>(), len)),
+            )
         }
     }
 }
