@@ -178,6 +178,19 @@ def ingest(c: Cluster, port: int, login, check) -> None:
         check("ingest of int16, int32, string, large string and string view columns (force)",
               n == 3000 and got == rows_of(kinds), f"{n} rows; {got[:2]} vs {rows_of(kinds)[:2]}")
 
+        # In force the lineitem-like columns go in as tuples VecInsert forms
+        # itself (ingest/tuples.rs): a date past PostgreSQL's range fails there.
+        far = pa.table({"id": pa.array(range(2000), pa.int32()),
+                        "d": pa.array([0] * 1999 + [2**31 - 1], pa.date32())})
+        with conn.cursor() as forced:
+            forced.execute("SET vexec.mode = force")
+            forced.fetch_arrow_table()
+            e = error_of(lambda: forced.adbc_ingest("flight_far_date", far, mode="create"))
+            forced.execute("RESET vexec.mode")
+            forced.fetch_arrow_table()
+        check("ingest of a date past PostgreSQL's range (22008, force), nothing kept",
+              "date out of range" in e and count(c, "flight_far_date") is None, e)
+
         # What must leave nothing behind.
         bad_type = pa.table({"id": pa.array(["x"] * 10), "note": pa.array(["n"] * 10)})
         e = error_of(lambda: cur.adbc_ingest("flight_strict", bad_type, mode="append"))

@@ -485,3 +485,45 @@ SELECT vexec.arrow_insert('ins_chunks_pk',
 \set VERBOSITY default
 RESET work_mem;
 SELECT count(*) FROM ins_chunks_pk;
+-- Where every column of the table allows (int2, int4, int8, float8, date,
+-- text from UTF-8 strings), VecInsert writes the sink's rows as heap tuples
+-- it forms itself (ingest/tuples.rs): byte for byte the tuples PostgreSQL
+-- forms from the same values, compared page item by page item with the
+-- row executor's (the database is UTF-8, so text takes that path too).
+SELECT getdatabaseencoding();
+CREATE EXTENSION pageinspect;
+CREATE TABLE ins_form_src AS
+  SELECT CASE WHEN g % 11 = 1 THEN NULL ELSE (g - 1500)::int2 END AS s,
+         CASE WHEN g % 13 = 2 THEN NULL WHEN g = 3 THEN -2147483648 ELSE g * 7919 END AS i,
+         CASE WHEN g % 17 = 3 THEN NULL ELSE g::int8 * 3037000493 END AS b,
+         CASE g % 6 WHEN 0 THEN 'NaN'::float8 WHEN 1 THEN '-0'::float8 WHEN 2 THEN '-Infinity'
+                    WHEN 3 THEN NULL ELSE g / 7.0 END AS f,
+         CASE WHEN g % 19 = 4 THEN NULL WHEN g = 5 THEN date '4713-01-01 BC' ELSE date '2000-01-01' + g * 37 END AS d,
+         CASE WHEN g % 5 = 0 THEN NULL ELSE repeat('x', g % 300) END AS t,
+         CASE WHEN g % 29 = 0 THEN NULL ELSE 'é€' || g END AS u,
+         repeat('ab', (g % 7) * 1000) AS long,
+         CASE WHEN g % 3 = 0 THEN NULL ELSE g END AS ninth
+  FROM generate_series(1, 3000) g;
+INSERT INTO ins_form_src VALUES (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+CREATE TABLE ins_form_off (LIKE ins_form_src);
+CREATE TABLE ins_form_force (LIKE ins_form_src);
+SET vexec.mode = off;
+SELECT vexec.arrow_insert('ins_form_off', vexec.arrow_ipc('SELECT * FROM ins_form_src', 700));
+SET vexec.mode = force;
+SELECT vexec.arrow_insert('ins_form_force', vexec.arrow_ipc('SELECT * FROM ins_form_src', 700));
+RESET vexec.mode;
+-- (Compared as multisets: the row executor, without a bulk insert state,
+-- puts some rows into earlier pages' free space.)
+CREATE FUNCTION ins_form_items(rel regclass)
+  RETURNS TABLE (infomask int, natts int, hoff int, bits text, data bytea) LANGUAGE sql AS $$
+  SELECT t_infomask & 7, t_infomask2 & 2047, t_hoff, t_bits, t_data
+  FROM generate_series(0, pg_relation_size(rel) / 8192 - 1) blk, heap_page_items(get_raw_page(rel::text, blk::int))
+$$;
+SELECT (SELECT count(*) FROM ins_form_items('ins_form_off')) AS tuples,
+       (SELECT count(*) FROM ins_form_items('ins_form_off') WHERE bits IS NOT NULL) AS with_nulls,
+       (SELECT count(*) FROM ins_form_src WHERE octet_length(long) > 2000) AS compressed,
+       (SELECT count(*) FROM (SELECT * FROM ins_form_items('ins_form_off')
+                              EXCEPT ALL SELECT * FROM ins_form_items('ins_form_force')) x) AS only_off,
+       (SELECT count(*) FROM (SELECT * FROM ins_form_items('ins_form_force')
+                              EXCEPT ALL SELECT * FROM ins_form_items('ins_form_off')) x) AS only_force;
+SELECT (SELECT count(*) FROM (TABLE ins_form_force EXCEPT ALL TABLE ins_form_src) x) AS not_in_source;

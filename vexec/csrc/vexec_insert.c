@@ -347,6 +347,49 @@ vx_insert_rows(VxInsert *ins, int ncols, const VxColumn *cols, int nrows, const 
 }
 
 /*
+ * Rows already formed as heap tuples (vexec_core's heap_rows, which lays
+ * them out as heap_form_tuple lays out the same values): tuple r is
+ * block[ends[r - 1], ends[r]) (from 0 for the first), each copied into the
+ * next slot's memory and stored there as the slot's own tuple, as
+ * ExecForceStoreHeapTuple stores one (without its second copy).
+ */
+void
+vx_insert_tuples(VxInsert *ins, int nrows, const char *block, const size_t *ends)
+{
+	size_t		start = 0;
+
+	if (!ins->checked)
+		vx_insert_check(ins);
+	for (int r = 0; r < nrows; r++)
+	{
+		TupleTableSlot *slot = vx_insert_next_slot(ins);
+		size_t		len = ends[r] - start;
+		HeapTuple	tuple;
+
+		if (!TTS_IS_BUFFERTUPLE(slot))
+			elog(ERROR, "vexec internal error: VecInsert's slots are not heap slots");
+		tuple = MemoryContextAlloc(slot->tts_mcxt, HEAPTUPLESIZE + len);
+		tuple->t_len = len;
+		ItemPointerSetInvalid(&tuple->t_self);
+		tuple->t_tableOid = InvalidOid;
+		tuple->t_data = (HeapTupleHeader) ((char *) tuple + HEAPTUPLESIZE);
+		memcpy(tuple->t_data, block + start, len);
+		slot->tts_flags &= ~TTS_FLAG_EMPTY;
+		((BufferHeapTupleTableSlot *) slot)->base.tuple = tuple;
+		slot->tts_flags |= TTS_FLAG_SHOULDFREE;
+		vx_insert_slot_ready(ins, slot);
+		start = ends[r];
+	}
+}
+
+/* The table's descriptor (heap_rows' attributes are read from it). */
+TupleDesc
+vx_insert_desc(VxInsert *ins)
+{
+	return RelationGetDescr(ins->rel);
+}
+
+/*
  * Rows from a row child (any plan that is not a vexec batch source), up to
  * `max` of them: each copied into a slot of the table's type as it comes
  * (a heap tuple the child returns unprojected, as a Seq Scan of a table of

@@ -147,6 +147,8 @@ typedef struct VxInsert VxInsert;
 
 extern VxInsert *vx_insert_begin(EState *estate, Index rti, bool count, int ncols);
 extern void vx_insert_rows(VxInsert *ins, int ncols, const VxColumn *cols, int nrows, const uint16 *rows);
+extern void vx_insert_tuples(VxInsert *ins, int nrows, const char *block, const size_t *ends);
+extern TupleDesc vx_insert_desc(VxInsert *ins);
 extern int	vx_insert_from_child(VxInsert *ins, PlanState *child, int max);
 extern void vx_insert_finish(VxInsert *ins);
 extern void vx_insert_stats(VxInsert *ins, uint64 *rows, uint64 *groups);

@@ -220,6 +220,8 @@ unsafe extern "C-unwind" {
         nrows: c_int,
         rows: *const u16,
     );
+    pub fn vx_insert_tuples(ins: *mut VxInsert, nrows: c_int, block: *const u8, ends: *const usize);
+    pub fn vx_insert_desc(ins: *mut VxInsert) -> pg_sys::TupleDesc;
     pub fn vx_insert_from_child(ins: *mut VxInsert, child: *mut pg_sys::PlanState, max: c_int) -> c_int;
     pub fn vx_insert_finish(ins: *mut VxInsert);
     pub fn vx_insert_stats(ins: *mut VxInsert, rows: *mut u64, groups: *mut u64);

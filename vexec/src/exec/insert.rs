@@ -78,6 +78,9 @@ impl InsertState {
             let columns = sink.scan.columns.clone();
             let rows: Vec<RowIdx> = (0..BATCH_CAPACITY as RowIdx).collect();
             let all_valid = Buffer::from(vec![u8::MAX; BATCH_CAPACITY.div_ceil(8)]);
+            // Formed tuples where every column allows (ingest/tuples.rs).
+            let layout = ingest::TableLayout::of(shim::vx_insert_desc(self.writer), &columns);
+            let (mut tuples, mut ends) = (Vec::new(), Vec::new());
             while let Some(batch) = reader.next_batch() {
                 let mut at = 0;
                 while at < batch.num_rows() {
@@ -86,6 +89,12 @@ impl InsertState {
                     // The Datums in per_batch; the writer itself runs in the
                     // query's context (it makes its slots there).
                     let slice = batch.slice(at, n);
+                    if layout.as_ref().is_some_and(|l| reader.heap_rows(&slice, l, &mut tuples, &mut ends)) {
+                        shim::vx_insert_tuples(self.writer, n as i32, tuples.as_ptr(), ends.as_ptr());
+                        self.batches += 1;
+                        at += n;
+                        continue;
+                    }
                     let old = pg_sys::MemoryContextSwitchTo(self.per_batch);
                     reader.fill(&slice);
                     pg_sys::MemoryContextSwitchTo(old);

@@ -21,8 +21,10 @@
 
 mod rows;
 mod sql;
+mod tuples;
 
 pub(crate) use rows::{param_column, param_datum, Column, SinkReader};
+pub(crate) use tuples::TableLayout;
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -32,6 +32,17 @@ pub(crate) struct Column {
 }
 
 impl Column {
+    /// Strings read as text: the Text source, or a typed one of type text
+    /// (whose input function, textin, makes the same varlena).
+    fn reads_text(&self) -> bool {
+        matches!(self.source, Source::Text)
+            || matches!(self.input, Some((_, ioparam, _)) if ioparam == pg_sys::TEXTOID)
+    }
+
+    pub(super) fn source(&self) -> &Source {
+        &self.source
+    }
+
     /// Read into numeric without a typmod (by numeric_in, else).
     fn plain_numeric(&self) -> bool {
         matches!(self.input, Some((_, ioparam, -1)) if ioparam == pg_sys::NUMERICOID)
@@ -205,11 +216,7 @@ unsafe fn fill_column(
     }
     values.clear();
     values.resize(n, pg_sys::Datum::from(0usize));
-    // Strings read as text: the Text source, or a typed one of type text
-    // (whose input function, textin, makes the same varlena).
-    let text = utf8
-        && (matches!(col.source, Source::Text)
-            || matches!(col.input, Some((_, ioparam, _)) if ioparam == pg_sys::TEXTOID));
+    let text = utf8 && col.reads_text();
     macro_rules! copy {
         ($t:ty, $conv:expr) => {{
             let v = a.as_primitive::<$t>().values();
@@ -263,7 +270,7 @@ unsafe fn fill_column(
 
 /// No value of `a` has a zero byte (one search of the bytes its values
 /// span, instead of one per value).
-fn zero_free<O: arrow_array::OffsetSizeTrait>(a: &arrow_array::GenericStringArray<O>) -> bool {
+pub(super) fn zero_free<O: arrow_array::OffsetSizeTrait>(a: &arrow_array::GenericStringArray<O>) -> bool {
     let offsets = a.value_offsets();
     let (first, last) = (offsets[0].as_usize(), offsets[offsets.len() - 1].as_usize());
     !a.value_data()[first..last].contains(&0)
@@ -308,7 +315,7 @@ unsafe fn text_block<'s>(
 }
 
 /// The largest block `text_block` allocates (palloc's limit is 1 GB).
-const TEXT_BLOCK_MAX: usize = 256 << 20;
+pub(super) const TEXT_BLOCK_MAX: usize = 256 << 20;
 
 /// A statement parameter's column: its source, read as type `typid` (by
 /// that type's input function for a numeric or typed source).
@@ -438,6 +445,17 @@ impl SinkReader {
         };
         let n = cols.len();
         SinkReader { batches, cols, utf8, values: vec![Vec::new(); n], nulls: vec![Vec::new(); n] }
+    }
+
+    /// Function column `f`'s conversion.
+    pub(super) fn column(&self, f: usize) -> &Column {
+        &self.cols[f]
+    }
+
+    /// Function column `f` takes Arrow's UTF-8 strings as text varlenas
+    /// as they are (a UTF-8 database; see `fill_column`).
+    pub(super) fn reads_text(&self, f: usize) -> bool {
+        self.utf8 && self.cols[f].reads_text()
     }
 
     /// The next batch, checked against the stream's schema; None at the end.

@@ -5,11 +5,12 @@
 //! Arrow C Data Interface (`stream`). The server half (`vexec/src/egress/`)
 //! receives a query's rows from the executor and hands each value here; the
 //! mapping is documented in docs/arrow.md. `ingest` is the other direction:
-//! Arrow columns into PostgreSQL types.
+//! Arrow columns into PostgreSQL types, and `heap_rows` into heap tuples.
 
 pub mod abi;
 pub mod builder;
 pub mod convert;
+pub mod heap_rows;
 pub mod ingest;
 pub mod stream;
 pub mod types;
