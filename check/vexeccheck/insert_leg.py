@@ -6,7 +6,8 @@
 - Four sessions inserting into one keyed table at once, in force mode: every
   row there, the indexes agree with the heap (amcheck).
 - WAL: pg_waldump reads every record a VecInsert wrote, multi-insert
-  records among them.
+  records among them; a table that skips WAL (created by the inserting
+  transaction, wal_level = minimal) is written through the bulk-write ring.
 - A crash: the backend of a large VecInsert is killed with SIGKILL; after
   crash recovery the table holds none of the statement and its indexes
   agree with the heap; a statement committed before the crash is all there.
@@ -134,6 +135,42 @@ def _wal(cluster: Cluster, r: LegResult, db: str) -> None:
         r.notes.append("WAL of a 100,000-row VecInsert: " + " ".join(multi[0].split()[:3]))
 
 
+def _ring(cluster: Cluster, r: LegResult, db: str, rows: int = 1_000_000) -> None:
+    """Under wal_level = minimal a table created by the inserting transaction
+    skips WAL and is written out whole at commit: VecInsert then keeps to
+    the bulk-write ring of buffers (as COPY does) instead of filling shared
+    buffers with it; into a table created before, it goes through shared
+    buffers as ModifyTable's rows do."""
+    r.queries += 1
+    fill = "INSERT INTO {} SELECT g, repeat('x', 200) FROM generate_series(1, %d) g" % rows
+    cached = ("SELECT count(*) FROM pg_buffercache WHERE relfilenode = pg_relation_filenode('{0}') "
+              "AND reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())")
+    pages = "SELECT pg_relation_size('{}') / 8192"
+    with psycopg.connect(cluster.dsn(db), autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_buffercache")
+        conn.execute("SET vexec.mode = force")
+        conn.execute("DROP TABLE IF EXISTS leg_insert_new, leg_insert_old")
+        conn.execute("CREATE TABLE leg_insert_old (id int, t text)")
+        with conn.transaction():
+            conn.execute("CREATE TABLE leg_insert_new (id int, t text)")
+            got = {}
+            for t in ("leg_insert_new", "leg_insert_old"):
+                conn.execute(fill.format(t))
+                got[t] = (conn.execute(cached.format(t)).fetchone()[0], conn.execute(pages.format(t)).fetchone()[0])
+        wal_level = conn.execute("SHOW wal_level").fetchone()[0]
+        kept = conn.execute("SELECT count(*), sum(id) FROM leg_insert_new").fetchone()
+        conn.execute("DROP TABLE leg_insert_new, leg_insert_old")
+    (new_cached, new_pages), (old_cached, old_pages) = got["leg_insert_new"], got["leg_insert_old"]
+    summary = (f"wal_level {wal_level}; {new_cached:,} of a new table's {new_pages:,} pages in shared buffers, "
+               f"{old_cached:,} of an older table's {old_pages:,}")
+    if (wal_level == "minimal" and new_cached < new_pages // 4 and old_cached >= old_pages
+            and kept == (rows, rows * (rows + 1) // 2)):
+        r.ok()
+        r.notes.append(summary)
+    else:
+        r.fail(f"{summary}; rows kept {kept}")
+
+
 def _wait_ready(cluster: Cluster, db: str, timeout_s: float = 120) -> None:
     deadline = time.time() + timeout_s
     while True:
@@ -208,5 +245,6 @@ def leg_insert(cluster: Cluster, state: str, full: bool) -> LegResult:
     log("insert: concurrent sessions, WAL, crash")
     _concurrent(cluster, r, db)
     _wal(cluster, r, db)
+    _ring(cluster, r, db)
     _crash(cluster, r, db, 3_000_000 if full else 1_000_000)
     return r
