@@ -76,8 +76,10 @@ pub struct RowType {
     pub typmod: i32,
 }
 
+/// `at` rounded up to `to`, a power of two (TYPEALIGN; no division).
 fn align(at: usize, to: u8) -> usize {
-    at.next_multiple_of(to as usize)
+    let mask = to as usize - 1;
+    (at + mask) & !mask
 }
 
 /// Rows `0..rows` of `columns` (one per attribute of `attrs`) as heap
