@@ -96,7 +96,7 @@ fn string_value(a: &ArrayRef, row: usize) -> &[u8] {
     }
 }
 
-fn check<T>(r: Result<T, ingest::IngestError>) -> T {
+pub(super) fn check<T>(r: Result<T, ingest::IngestError>) -> T {
     r.unwrap_or_else(|e| raise(&e))
 }
 
@@ -241,22 +241,8 @@ unsafe fn fill_column(
                 }
             }
             // (A text block too large for one allocation falls to the last arm.)
-            (_, DataType::Utf8)
-                if text
-                    && text_block(
-                        a.as_string::<i32>().iter(),
-                        zero_free(a.as_string::<i32>()),
-                        nulls,
-                        values,
-                    ) => {}
-            (_, DataType::LargeUtf8)
-                if text
-                    && text_block(
-                        a.as_string::<i64>().iter(),
-                        zero_free(a.as_string::<i64>()),
-                        nulls,
-                        values,
-                    ) => {}
+            (_, DataType::Utf8) if text && offsets_text_block(a.as_string::<i32>(), nulls, values) => {}
+            (_, DataType::LargeUtf8) if text && offsets_text_block(a.as_string::<i64>(), nulls, values) => {}
             (_, DataType::Utf8View)
                 if text && text_block(a.as_string_view().iter(), false, nulls, values) => {}
             _ => {
@@ -274,6 +260,17 @@ pub(super) fn zero_free<O: arrow_array::OffsetSizeTrait>(a: &arrow_array::Generi
     let offsets = a.value_offsets();
     let (first, last) = (offsets[0].as_usize(), offsets[offsets.len() - 1].as_usize());
     !a.value_data()[first..last].contains(&0)
+}
+
+/// [`text_block`] of an offsets + values string array (searched for a
+/// zero byte once).
+unsafe fn offsets_text_block<O: arrow_array::OffsetSizeTrait>(
+    a: &arrow_array::GenericStringArray<O>,
+    nulls: &[bool],
+    values: &mut [pg_sys::Datum],
+) -> bool {
+    // SAFETY: the caller's (fill_column's) context.
+    unsafe { text_block(a.iter(), zero_free(a), nulls, values) }
 }
 
 /// The text values of `strings` (UTF-8, valid as Arrow's string arrays

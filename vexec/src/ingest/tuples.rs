@@ -13,7 +13,7 @@ use pgrx::pg_sys;
 use vexec_core::arrow::heap_rows::{self, Attr, RowType, Values};
 use vexec_core::arrow::ingest::{self, Source};
 
-use super::rows::{zero_free, TEXT_BLOCK_MAX};
+use super::rows::{check, zero_free, TEXT_BLOCK_MAX};
 use super::SinkReader;
 
 /// The target table's attributes as heap_rows needs them, and the
@@ -64,7 +64,7 @@ impl TableLayout {
 }
 
 /// A column heap_rows writes: Arrow's buffers as they are, or (dates)
-/// values converted into `scratch`.
+/// the slice's values converted to PostgreSQL's.
 enum Direct<'a> {
     Values(Values<'a>),
     Dates(Vec<u8>),
@@ -129,11 +129,7 @@ impl SinkReader {
                 let days = a.as_primitive::<Date32Type>().values();
                 let mut bytes = Vec::with_capacity(days.len() * 4);
                 for (r, &d) in days.iter().enumerate() {
-                    let v = if a.is_null(r) {
-                        0
-                    } else {
-                        ingest::date_of_days(d as i64).unwrap_or_else(|e| super::raise(&e))
-                    };
+                    let v = if a.is_null(r) { 0 } else { check(ingest::date_of_days(d as i64)) };
                     bytes.extend_from_slice(&v.to_le_bytes());
                 }
                 Some(Direct::Dates(bytes))
