@@ -3,7 +3,8 @@ bench-flight`): what vexec_flight's issue measures besides the egress,
 side by side in each session, on TPC-H's lineitem (SF 1: 6 M rows):
 
 - `q1`: TPC-H Q1 through Flight (ADBC's Flight SQL driver, into an Arrow
-  table) against pgwire (psycopg, `fetchall`), in vexec.mode auto.
+  table) against pgwire (psycopg, `fetchall`), in vexec.mode auto, the
+  two alternating run by run.
 - `ingest`: lineitem (read once into an Arrow table, in batches of 64 Ki
   rows) into a new table through Flight (`adbc_ingest`, vexec_flight's
   bulk ingest into VecInsert's batch sink) against ADBC's PostgreSQL
@@ -83,12 +84,14 @@ def run(cluster: Cluster, state: str, sf: float, seed: int, sessions: int, hot: 
         table = pa.Table.from_batches(table.to_batches(max_chunksize=INGEST_BATCH_ROWS))
     for session in range(sessions):
         if "q1" in cases:
-            for method in ("flight", "pgwire"):
-                conn = _flight(cluster, db) if method == "flight" else psycopg.connect(cluster.dsn(db), autocommit=True)
-                if method == "pgwire":
-                    conn.execute("SET vexec.mode = auto")
-                with conn:
-                    for i in range(hot + 1):
+            # The two paths alternate run by run (which goes first too), so
+            # the VM's drift during a session falls on both alike.
+            conns = {"flight": _flight(cluster, db), "pgwire": psycopg.connect(cluster.dsn(db), autocommit=True)}
+            conns["pgwire"].execute("SET vexec.mode = auto")
+            try:
+                for i in range(hot + 1):
+                    for method in ("flight", "pgwire") if i % 2 == 0 else ("pgwire", "flight"):
+                        conn = conns[method]
                         t0 = time.perf_counter()
                         if method == "flight":
                             with conn.cursor() as cur:
@@ -97,6 +100,9 @@ def run(cluster: Cluster, state: str, sf: float, seed: int, sessions: int, hot: 
                         else:
                             n = len(conn.execute(q1).fetchall())
                         record(session, "q1", method, i, (time.perf_counter() - t0) * 1000, rows=n)
+            finally:
+                for conn in conns.values():
+                    conn.close()
         if "ingest" in cases:
             for method in ("flight", "adbc-copy"):
                 for i in range(hot + 1):
