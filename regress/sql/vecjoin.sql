@@ -334,6 +334,28 @@ SELECT join_same($$SELECT jlate.t, jlate.n, jdim.name FROM jlate JOIN jdim ON jl
 SELECT join_spilled($$SELECT jlate.t, b.t FROM jlate JOIN jlate b ON jlate.k = b.k$$),
        join_same($$SELECT jlate.t, b.t FROM jlate JOIN jlate b ON jlate.k = b.k$$);
 RESET work_mem;
+-- The first joined row comes after the outer side's first row: a Vec Hash
+-- Join's startup cost counts its outer side's (here an aggregate, which
+-- reads all its input first), as PostgreSQL's Hash Join's does. Without it
+-- a vector join over an aggregate looked cheap to start under a LIMIT.
+CREATE FUNCTION join_startup(q text) RETURNS TABLE (outer_node text, counts_outer_startup bool)
+LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+  PERFORM set_config('vexec.mode', 'force', true);
+  EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+  PERFORM set_config('vexec.mode', 'off', true);
+  RETURN QUERY WITH RECURSIVE n(node) AS (
+      SELECT j->0->'Plan'
+      UNION ALL SELECT c FROM n, json_array_elements(n.node->'Plans') c)
+    SELECT coalesce(o->>'Custom Plan Provider', o->>'Node Type'),
+           (node->>'Startup Cost')::float8 >= (o->>'Startup Cost')::float8
+    FROM n, LATERAL (SELECT node->'Plans'->0 AS o) x
+    WHERE node->>'Custom Plan Provider' = 'VecHashJoin' AND (o->>'Startup Cost')::float8 > 1;
+END $$;
+SELECT * FROM join_startup($$SELECT g.c, jdim.name FROM (SELECT k, count(*) AS c FROM jlate GROUP BY k) g
+                              JOIN jdim ON g.k = jdim.k LIMIT 5$$);
+DROP FUNCTION join_startup(text);
 RESET enable_nestloop;
 RESET enable_mergejoin;
 DROP FUNCTION join_deferral(text);
