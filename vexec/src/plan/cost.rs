@@ -139,6 +139,18 @@ pub fn join_input_cost(input: &pg_sys::Path, vector_input: bool) -> f64 {
     }
 }
 
+/// A VecHashJoin's startup and total cost, in HashJoin's shape: `inner`
+/// (the inner input's cost), `build` (hashing it, setting up, partitions),
+/// then the outer input and `run` (probing, emitting the rows). The first
+/// row also waits for the outer side's first row, as initial_cost_hashjoin
+/// counts it: without that, a join over a blocking outer (an aggregate,
+/// another join's build) looked cheap to start under a LIMIT or a Merge
+/// Append (TPC-DS Q60).
+pub fn hash_join(inner: f64, build: f64, outer: &pg_sys::Path, outer_vector: bool, run: f64) -> (f64, f64) {
+    let startup = inner + build + outer.startup_cost;
+    (startup, startup + (join_input_cost(outer, outer_vector) - outer.startup_cost) + run)
+}
+
 /// What a VecAgg's child costs it: a vector child's cost without handing
 /// rows to a row parent, or a row child's cost plus copying its rows into
 /// batches.

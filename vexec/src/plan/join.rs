@@ -492,22 +492,17 @@ unsafe fn consider(
         let f = cost::factors();
         let build = (op * nkeys * f.hash_key + pg_sys::cpu_tuple_cost * f.tuple) * irows;
         let (outer_vector, inner_vector) = (vector_node(outer).is_some(), vector_node(inner).is_some());
-        // The first joined row comes after the build and after the outer
-        // side's first row (a blocking outer, an aggregate or a join's own
-        // build, starts late), as initial_cost_hashjoin counts it: a startup
-        // without the outer's made vector joins over aggregates look cheap
-        // under a LIMIT or a Merge Append (TPC-DS Q60).
-        let startup = cost::join_input_cost(&*inner, inner_vector)
-            + build
-            + cost::SETUP_OPERATORS * op
-            + partition_cost(irows, (*(*inner).pathtarget).width, orows, (*(*outer).pathtarget).width)
-            + (*outer).startup_cost;
         let probe = op * nkeys * f.hash_key * orows;
         let passing = passing_rows(jointype, extra, orows, rows);
-        let total = startup
-            + (cost::join_input_cost(&*outer, outer_vector) - (*outer).startup_cost)
-            + probe
-            + (quals.per_tuple + pg_sys::cpu_tuple_cost) * passing;
+        let (startup, total) = cost::hash_join(
+            cost::join_input_cost(&*inner, inner_vector),
+            build
+                + cost::SETUP_OPERATORS * op
+                + partition_cost(irows, (*(*inner).pathtarget).width, orows, (*(*outer).pathtarget).width),
+            &*outer,
+            outer_vector,
+            probe + (quals.per_tuple + pg_sys::cpu_tuple_cost) * passing,
+        );
         let row_cost =
             list_ptrs::<pg_sys::Path>((*joinrel).pathlist).map(|p| (*p).total_cost).reduce(f64::min);
         // Auto mode on estimates PostgreSQL cannot trust: keep its shape.
@@ -872,17 +867,16 @@ unsafe fn partial_path(
             }
             (inner, cost::join_input_cost(&*inner, vector_node(inner).is_some()))
         };
-        // (The outer side's startup counts in the join's, as in the serial path.)
-        let startup = inner_cost
-            + build
-            + cost::SETUP_OPERATORS * op
-            + partition_cost(irows, width, orows, (*(*outer).pathtarget).width)
-            + (*outer).startup_cost;
         let passing = passing_rows(jointype, extra, orows, rows);
-        let total = startup
-            + (cost::join_input_cost(&*outer, vector_node(outer).is_some()) - (*outer).startup_cost)
-            + op * nkeys * f.hash_key * orows
-            + (qual_per_tuple + pg_sys::cpu_tuple_cost) * passing;
+        let (startup, total) = cost::hash_join(
+            inner_cost,
+            build
+                + cost::SETUP_OPERATORS * op
+                + partition_cost(irows, width, orows, (*(*outer).pathtarget).width),
+            &*outer,
+            vector_node(outer).is_some(),
+            op * nkeys * f.hash_key * orows + (qual_per_tuple + pg_sys::cpu_tuple_cost) * passing,
+        );
 
         let id = report::next_id();
         let mut private: *mut pg_sys::List =
