@@ -18,6 +18,8 @@ BEGIN
     ln := regexp_replace(ln, '(used|allocated)=[0-9]+kB', '\1=NkB', 'g');
     ln := regexp_replace(ln, 'output=[0-9]+kB', 'output=NkB', 'g');
     ln := regexp_replace(ln, 'bytes=[0-9]+', 'bytes=N', 'g');
+    -- A page can be dirtied or written back by chance (hint bits, eviction).
+    ln := regexp_replace(ln, ' (dirtied|written)=[0-9]+', '', 'g');
     ln := regexp_replace(ln, '(Cost|Startup Cost|Total Cost|Row Cost|Vector Cost|Row-Cost|Vector-Cost)(": |: |>)[0-9.]+', '\1\2N', 'g');
     ln := regexp_replace(ln, 'cost=[0-9.]+\.\.[0-9.]+', 'cost=N..N', 'g');
     ln := regexp_replace(ln, 'cost: row [0-9.]+, vector [0-9.]+', 'cost: row N, vector N', 'g');
