@@ -48,6 +48,7 @@ fn main() {
         .allowlist_function("orca_.*")
         .allowlist_type("Orca.*")
         .rustified_enum("OrcaCostModelKind")
+        .formatter(bindgen::Formatter::None)
         .generate()
         .expect("bindgen failed on csrc/orca_bridge.h");
     let out = PathBuf::from(env::var("OUT_DIR").unwrap()).join("bindings.rs");

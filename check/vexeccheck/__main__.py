@@ -58,7 +58,9 @@ def main(argv=None) -> int:
             elif name == "answers-clickbench":
                 res = legs.leg_answers(cluster, args.state, "clickbench", 1_000_000 if full else 100_000)
             elif name == "tpcds":
-                res = legs.leg_tpcds(cluster, args.state, 1.0 if full else 0.1, expected, 120 if full else 30)
+                # The slice's timeout leaves out Q4 (about 30 s in mode off at SF 0.1 on a debug
+                # build), which would otherwise spend two and a half minutes timing out in every mode.
+                res = legs.leg_tpcds(cluster, args.state, 1.0 if full else 0.1, expected, 120 if full else 25)
             elif name == "planner-sweep":
                 res = legs.leg_planner_sweep(cluster, args.state, sweep_corpora(args.state, cluster, full),
                                              execute=False)

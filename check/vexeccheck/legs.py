@@ -434,6 +434,8 @@ def leg_tpcds(cluster: Cluster, state: str, sf: float, expected: Expected, timeo
             for mode in TPCDS_MODES:
                 set_mode(conn, mode)
                 results[mode] = compare.pg_text_result(conn, q_pg)
+                if results["off"] == ("error", "57014"):
+                    break  # nothing to compare with: the other modes are not run
             set_mode(conn, "off")
             off = results["off"]
             why = expected.reason("tpcds", name)
